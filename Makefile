@@ -1,0 +1,98 @@
+# csv-cleaner. Target names follow kubebuilder's scaffold.
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+
+LOCALBIN ?= $(CURDIR)/bin
+VERSION ?= 0.1.0
+
+# Pinned tool versions, installed into bin/ through the Go module proxy.
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+GOLANGCI_LINT_VERSION ?= v2.15.0
+
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+
+# The control plane the tests and the demo run on (built from source, see hack/control-plane).
+CONTROL_PLANE := $(LOCALBIN)/etcd $(LOCALBIN)/kube-apiserver $(LOCALBIN)/kube-controller-manager
+export KUBEBUILDER_ASSETS ?= $(LOCALBIN)
+
+GO_LDFLAGS := -s -w -X main.version=$(VERSION)
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Show the targets.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  %-16s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: controller-gen ## Generate the CRDs and RBAC into manifests/ from the markers in the code.
+	$(CONTROLLER_GEN) rbac:roleName=csv-cleaner crd paths="./api/..." paths="./pkg/..." paths="./cmd/..." \
+		output:crd:artifacts:config=manifests/crd output:rbac:artifacts:config=manifests/rbac
+
+.PHONY: generate
+generate: controller-gen ## Generate the DeepCopy methods of the API types.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: fmt
+fmt: ## Run go fmt.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet, including the e2e and bench build tags.
+	go vet ./...
+	go vet -tags e2e ./test/...
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint.
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: verify-generated
+verify-generated: manifests generate ## Fail when the generated files are not committed as generated.
+	@if [ -d .git ] && ! git diff --quiet -- api manifests; then \
+		echo "generated files are out of date: run 'make generate manifests' and commit"; git diff --stat -- api manifests; exit 1; fi
+
+.PHONY: test
+test: verify-generated vet control-plane ## Run the unit tests and the envtest suite on the local control plane.
+	go test ./... -count=1
+
+.PHONY: control-plane
+control-plane: $(CONTROL_PLANE) ## Build etcd, kube-apiserver and kube-controller-manager from source into bin/ (once).
+
+$(CONTROL_PLANE): hack/control-plane/build.sh
+	@mkdir -p $(LOCALBIN)
+	hack/control-plane/build.sh $(LOCALBIN)
+
+##@ Build
+
+.PHONY: build
+build: ## Build bin/csv-cleaner.
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(GO_LDFLAGS)" -o $(LOCALBIN)/csv-cleaner ./cmd/csv-cleaner
+
+.PHONY: run
+run: manifests ## Run csv-cleaner against the cluster of the current kubeconfig.
+	go run ./cmd/csv-cleaner
+
+.PHONY: demo
+demo: build control-plane ## Show an uninstall surviving csv-cleaner scaled to zero, on a local control plane.
+	go run ./hack/demo --bin-dir $(LOCALBIN)
+
+.PHONY: docker-build
+docker-build: ## Build the container image (needs a Docker engine).
+	docker build --build-arg VERSION=$(VERSION) -t csv-cleaner:$(VERSION) .
+
+##@ Tools
+
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN)
+$(CONTROLLER_GEN):
+	GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT)
+$(GOLANGCI_LINT):
+	GOBIN=$(LOCALBIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)

@@ -1,0 +1,140 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Action says whether a kind of object is deleted or left in place by an uninstall.
+// +kubebuilder:validation:Enum=Delete;Orphan
+type Action string
+
+const (
+	// Delete removes the objects.
+	Delete Action = "Delete"
+	// Orphan leaves the objects in place.
+	Orphan Action = "Orphan"
+)
+
+// TimeoutAction says what happens when operands are still present after operandTimeout.
+// +kubebuilder:validation:Enum=Wait;RemoveFinalizers;Orphan
+type TimeoutAction string
+
+const (
+	// TimeoutWait keeps waiting; the uninstall stays Blocked and lists what blocks it.
+	TimeoutWait TimeoutAction = "Wait"
+	// TimeoutRemoveFinalizers strips the finalizers of the remaining operands.
+	TimeoutRemoveFinalizers TimeoutAction = "RemoveFinalizers"
+	// TimeoutOrphan stops waiting, keeps the remaining operands and records that.
+	TimeoutOrphan TimeoutAction = "Orphan"
+)
+
+// Provenance says whether a CRD must carry OLM's installed-alongside annotation
+// naming the CSV before its instances are deleted.
+// +kubebuilder:validation:Enum=Required;Waived
+type Provenance string
+
+const (
+	// ProvenanceRequired deletes instances only of CRDs that OLM installed with the CSV.
+	ProvenanceRequired Provenance = "Required"
+	// ProvenanceWaived is for operators whose CRDs were applied by hand.
+	ProvenanceWaived Provenance = "Waived"
+)
+
+// CleanupPolicySpec selects ClusterServiceVersions and says what their uninstall removes.
+type CleanupPolicySpec struct {
+	// csvSelector selects CSVs by label. Empty selects all CSVs.
+	// +optional
+	CSVSelector *metav1.LabelSelector `json:"csvSelector,omitempty"`
+
+	// namespaceSelector selects CSVs by the labels of their namespace. Empty selects all namespaces.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
+	// operands says whether the custom resources of the CSV's owned CRDs are deleted.
+	// +kubebuilder:default=Delete
+	// +optional
+	Operands Action `json:"operands,omitempty"`
+
+	// clusterRBAC says whether the ClusterRoles and ClusterRoleBindings OLM made for the CSV are deleted.
+	// +kubebuilder:default=Delete
+	// +optional
+	ClusterRBAC Action `json:"clusterRBAC,omitempty"`
+
+	// webhooks says whether the webhook configurations OLM made for the CSV are deleted.
+	// +kubebuilder:default=Delete
+	// +optional
+	Webhooks Action `json:"webhooks,omitempty"`
+
+	// crds says whether the CSV's owned CRDs are deleted once they have no instances left.
+	// +kubebuilder:default=Orphan
+	// +optional
+	CRDs Action `json:"crds,omitempty"`
+
+	// operandTimeout is how long operands may take to go away before onTimeout applies.
+	// +kubebuilder:default="10m"
+	// +optional
+	OperandTimeout *metav1.Duration `json:"operandTimeout,omitempty"`
+
+	// onTimeout says what happens to operands still present after operandTimeout.
+	// +kubebuilder:validation:Enum=Wait;RemoveFinalizers;Orphan
+	// +kubebuilder:default=Wait
+	// +optional
+	OnTimeout TimeoutAction `json:"onTimeout,omitempty"`
+
+	// crdProvenance says whether an owned CRD must carry OLM's
+	// operatorframework.io/installed-alongside-<hash> annotation naming the CSV before its instances are deleted.
+	// +kubebuilder:default=Required
+	// +optional
+	CRDProvenance Provenance `json:"crdProvenance,omitempty"`
+
+	// priority decides between several policies that select one CSV: the highest wins, then the name that sorts first.
+	// +optional
+	Priority int32 `json:"priority,omitempty"`
+}
+
+// CleanupPolicyStatus reports what a policy manages now.
+type CleanupPolicyStatus struct {
+	// managedCSVs is how many CSVs this policy manages now (it selects them and wins over other policies).
+	// +optional
+	ManagedCSVs int32 `json:"managedCSVs"`
+
+	// conditions: Overlapping is True when another policy selects some of the same CSVs.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ConditionOverlapping is the CleanupPolicy condition set when another policy selects some of the same CSVs.
+const ConditionOverlapping = "Overlapping"
+
+// CleanupPolicy says which ClusterServiceVersions csv-cleaner manages and what their uninstall removes.
+// With no policy at all, csv-cleaner manages nothing.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=cp
+// +kubebuilder:printcolumn:name="PRIORITY",type=integer,JSONPath=`.spec.priority`
+// +kubebuilder:printcolumn:name="OPERANDS",type=string,JSONPath=`.spec.operands`
+// +kubebuilder:printcolumn:name="MANAGED",type=integer,JSONPath=`.status.managedCSVs`
+// +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
+type CleanupPolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   CleanupPolicySpec   `json:"spec,omitempty"`
+	Status CleanupPolicyStatus `json:"status,omitempty"`
+}
+
+// CleanupPolicyList is a list of CleanupPolicy.
+//
+// +kubebuilder:object:root=true
+type CleanupPolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []CleanupPolicy `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&CleanupPolicy{}, &CleanupPolicyList{})
+}

@@ -1,0 +1,156 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Phase is where an uninstall stands.
+// +kubebuilder:validation:Enum=Deleting;Blocked;Completed;Skipped
+type Phase string
+
+const (
+	// PhaseDeleting: the uninstall is under way.
+	PhaseDeleting Phase = "Deleting"
+	// PhaseBlocked: the uninstall waits on something it lists.
+	PhaseBlocked Phase = "Blocked"
+	// PhaseCompleted: everything the policy asked for is done and the CSV was released.
+	PhaseCompleted Phase = "Completed"
+	// PhaseSkipped: the deletion was not an uninstall (see reason); nothing was deleted.
+	PhaseSkipped Phase = "Skipped"
+)
+
+// Reasons for a Skipped uninstall.
+const (
+	ReasonUpgrade   = "Upgrade"
+	ReasonReinstall = "Reinstall"
+	ReasonCopied    = "Copied"
+	ReasonOptedOut  = "OptedOut"
+	// ReasonUnmanaged: no CleanupPolicy selects the CSV any more.
+	ReasonUnmanaged = "Unmanaged"
+)
+
+// Condition types of a CSVCleanup.
+const (
+	ConditionDeleting = "Deleting"
+	ConditionBlocked  = "Blocked"
+	ConditionComplete = "Complete"
+)
+
+// CSVCleanupSpec names the ClusterServiceVersion a record reports on.
+type CSVCleanupSpec struct {
+	// csvName is the name of the ClusterServiceVersion.
+	CSVName string `json:"csvName"`
+	// csvNamespace is the namespace of the ClusterServiceVersion (the record's own namespace).
+	CSVNamespace string `json:"csvNamespace"`
+}
+
+// KindCount counts the objects of one kind an uninstall dealt with.
+type KindCount struct {
+	// kind is Kind.group of the objects (for example Widget.example.com, ClusterRole.rbac.authorization.k8s.io).
+	Kind string `json:"kind"`
+	// found is how many objects the uninstall set out to delete.
+	Found int32 `json:"found"`
+	// deleted is how many of them are gone.
+	Deleted int32 `json:"deleted"`
+	// remaining is how many of them still exist.
+	Remaining int32 `json:"remaining"`
+	// kept counts the objects left in place on purpose, by reason.
+	// +optional
+	Kept []KeptCount `json:"kept,omitempty"`
+}
+
+// KeptCount counts objects kept for one reason.
+type KeptCount struct {
+	Reason string `json:"reason"`
+	Count  int32  `json:"count"`
+}
+
+// ObjectRef names one object that blocks an uninstall.
+type ObjectRef struct {
+	// kind is Kind.group of the object.
+	Kind string `json:"kind"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	// finalizers the object still carries.
+	// +optional
+	Finalizers []string `json:"finalizers,omitempty"`
+	// reason says why it blocks.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// MaxBlocking is the most objects a record lists as blocking.
+const MaxBlocking = 20
+
+// CSVCleanupStatus is the progress of one uninstall.
+type CSVCleanupStatus struct {
+	// phase is where the uninstall stands.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+	// reason says why a Skipped uninstall was skipped, or why a Blocked one waits.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// message says the same for a person.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// csvUID is the UID of the CSV this uninstall is for. A CSV of the same name with another UID starts the record afresh.
+	// +optional
+	CSVUID types.UID `json:"csvUID,omitempty"`
+	// policy is the CleanupPolicy that was applied.
+	// +optional
+	Policy string `json:"policy,omitempty"`
+	// startTime is when the uninstall was first seen.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// completionTime is when the CSV was released.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// remaining is how many objects the uninstall still waits for, all kinds together.
+	// +optional
+	Remaining int32 `json:"remaining"`
+	// counts per kind.
+	// +optional
+	Counts []KindCount `json:"counts,omitempty"`
+	// blocking lists up to 20 objects that still block the uninstall.
+	// +kubebuilder:validation:MaxItems=20
+	// +optional
+	Blocking []ObjectRef `json:"blocking,omitempty"`
+	// conditions: Deleting, Blocked and Complete.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// CSVCleanup records one uninstall of a ClusterServiceVersion. It is created the
+// moment a managed CSV is seen being deleted and outlives the CSV as history.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=csvc
+// +kubebuilder:printcolumn:name="CSV",type=string,JSONPath=`.spec.csvName`
+// +kubebuilder:printcolumn:name="PHASE",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="REMAINING",type=integer,JSONPath=`.status.remaining`
+// +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
+type CSVCleanup struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   CSVCleanupSpec   `json:"spec,omitempty"`
+	Status CSVCleanupStatus `json:"status,omitempty"`
+}
+
+// CSVCleanupList is a list of CSVCleanup.
+//
+// +kubebuilder:object:root=true
+type CSVCleanupList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []CSVCleanup `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&CSVCleanup{}, &CSVCleanupList{})
+}

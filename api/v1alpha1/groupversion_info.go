@@ -1,0 +1,23 @@
+// Package v1alpha1 contains the csv-cleaner API: CleanupPolicy, which says
+// which ClusterServiceVersions csv-cleaner manages and what an uninstall
+// removes, and CSVCleanup, the record of one uninstall.
+//
+// +kubebuilder:object:generate=true
+// +groupName=cleanup.csv-cleaner.io
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the group and version of this API.
+	GroupVersion = schema.GroupVersion{Group: "cleanup.csv-cleaner.io", Version: "v1alpha1"}
+
+	// SchemeBuilder registers the types of this API with a scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds the types of this API to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)

@@ -1,0 +1,107 @@
+// Command csv-cleaner runs the controller that makes the uninstall of OLM
+// operators complete, safe and resumable. It only wires: flags, the manager
+// and the controllers of pkg/cleanup.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+)
+
+var version = "dev"
+
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return fmt.Sprint(*s) }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func main() {
+	var (
+		metricsAddr, probeAddr, leaderNS string
+		leaderElect                      bool
+		finalizer                        string
+		legacy                           stringList
+		qps                              float64
+		burst, workers, deleteWorkers    int
+	)
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the metrics endpoint binds to; 0 disables it.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the health probes bind to.")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one replica acts at a time.")
+	flag.StringVar(&leaderNS, "leader-election-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the leader election lease; defaults to the pod's namespace.")
+	flag.StringVar(&finalizer, "finalizer", cleanup.DefaultFinalizer, "Finalizer csv-cleaner puts on managed CSVs; give two instances different names.")
+	flag.Var(&legacy, "legacy-finalizer", "An earlier finalizer name of csv-cleaner's (repeatable): replaced on live CSVs, counted as ours on deleting ones.")
+	flag.Float64Var(&qps, "kube-api-qps", 50, "Requests per second csv-cleaner's client may send to the API server.")
+	flag.IntVar(&burst, "kube-api-burst", 100, "Burst of requests csv-cleaner's client may send to the API server.")
+	flag.IntVar(&workers, "max-concurrent-reconciles", 4, "CSVs reconciled at once.")
+	flag.IntVar(&deleteWorkers, "delete-workers", 16, "Delete requests in flight at once for one uninstall (within the client's rate limit).")
+	opts := zap.Options{}
+	opts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	log := ctrl.Log.WithName("setup")
+
+	if err := run(options{
+		metricsAddr: metricsAddr, probeAddr: probeAddr, leaderElect: leaderElect, leaderNS: leaderNS,
+		finalizers: cleanup.Finalizers{Current: finalizer, Legacy: legacy},
+		qps:        float32(qps), burst: burst, workers: workers, deleteWorkers: deleteWorkers,
+	}); err != nil {
+		log.Error(err, "csv-cleaner stopped")
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	metricsAddr, probeAddr, leaderNS string
+	leaderElect                      bool
+	finalizers                       cleanup.Finalizers
+	qps                              float32
+	burst, workers, deleteWorkers    int
+}
+
+func run(o options) error {
+	log := ctrl.Log.WithName("setup")
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = o.qps, o.burst
+	cfg.UserAgent = "csv-cleaner/" + version
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        cleanup.Scheme(),
+		Cache:                         cleanup.CacheOptions(),
+		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:        o.probeAddr,
+		LeaderElection:                o.leaderElect,
+		LeaderElectionID:              "csv-cleaner.cleanup.csv-cleaner.io",
+		LeaderElectionNamespace:       o.leaderNS,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := cleanup.Setup(mgr, cleanup.SetupOptions{
+		Finalizers: o.finalizers, MaxConcurrentReconciles: o.workers, DeleteWorkers: o.deleteWorkers,
+	}); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the readiness check: %w", err)
+	}
+	log.Info("Starting csv-cleaner", "version", version, "finalizer", o.finalizers.Current, "legacyFinalizers", o.finalizers.Legacy, "leaderElection", o.leaderElect)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}

@@ -1,0 +1,157 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+)
+
+// uninstall is the state of one reconcile of a deleting CSV. Everything in
+// it is read from the cluster in this reconcile; nothing is remembered
+// between reconciles except what the record's status says.
+type uninstall struct {
+	csv      *operatorsv1alpha1.ClusterServiceVersion
+	settings Settings
+	verdict  Verdict
+	rec      *record
+	now      time.Time
+	// scopes are the owned CRDs as the operand step found them.
+	scopes []CRDScope
+}
+
+// step is one idempotent step of an uninstall. done is false while it waits
+// on the cluster; a *Problem error blocks the uninstall until it is fixed.
+type step struct {
+	name string
+	run  func(context.Context, *uninstall) (done bool, err error)
+}
+
+// reconcileDelete classifies a deleting CSV's deletion and, for a real
+// uninstall, runs the steps in order, releasing the finalizer last.
+func (r *Reconciler) reconcileDelete(ctx context.Context, cached *operatorsv1alpha1.ClusterServiceVersion, policy *cleanupv1alpha1.CleanupPolicy) (ctrl.Result, error) {
+	log := logr.FromContextOrDiscard(ctx)
+	if !r.Finalizers.HeldBy(cached.Finalizers) {
+		return ctrl.Result{}, nil
+	}
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(cached), csv); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.Finalizers.HeldBy(csv.Finalizers) || csv.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	rec, err := r.openRecord(ctx, csv)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	now := time.Now()
+
+	if policy == nil {
+		return ctrl.Result{}, r.skip(ctx, csv, rec, Verdict{SkipReason: cleanupv1alpha1.ReasonUnmanaged,
+			Message: "no CleanupPolicy selects the CSV any more; nothing was deleted"}, now)
+	}
+	in, err := r.classifyInput(ctx, csv)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	verdict := Classify(in)
+	if verdict.SkipReason != "" {
+		return ctrl.Result{}, r.skip(ctx, csv, rec, verdict, now)
+	}
+
+	u := &uninstall{csv: csv, settings: SettingsOf(policy), verdict: verdict, rec: rec, now: now}
+	if rec.start(policy.Name, metav1.NewTime(now)) {
+		log.Info("Starting the uninstall", "policy", policy.Name, "reason", verdict.Message)
+		r.event(csv, corev1.EventTypeNormal, "CleanupStarted", "Uninstall", "Uninstall started under CleanupPolicy %s: %s", policy.Name, verdict.Message)
+	}
+	steps := []step{
+		{"operands", r.operandStep},
+		{"cluster RBAC and webhooks", r.clusterObjectStep},
+		{"CRDs", r.crdStep},
+	}
+	for _, s := range steps {
+		done, err := s.run(ctx, u)
+		var problem *Problem
+		switch {
+		case errors.As(err, &problem):
+			log.Info("Uninstall is blocked", "step", s.name, "reason", problem.Reason, "object", problem.Object, "message", problem.Message)
+			r.block(csv, rec, problem)
+			return ctrl.Result{RequeueAfter: u.requeueAfter()}, r.save(ctx, rec)
+		case err != nil:
+			return ctrl.Result{}, errors.Join(fmt.Errorf("step %s: %w", s.name, err), r.save(ctx, rec))
+		case !done:
+			log.V(1).Info("Waiting", "step", s.name, "remaining", rec.st.Remaining)
+			rec.deleting(fmt.Sprintf("Waiting for %s: %d objects remaining", s.name, rec.st.Remaining))
+			return ctrl.Result{RequeueAfter: u.requeueAfter()}, r.save(ctx, rec)
+		}
+	}
+
+	rec.completed(metav1.NewTime(now), "Everything the policy asked for is done; the CSV is released")
+	if err := r.save(ctx, rec); err != nil {
+		return ctrl.Result{}, err
+	}
+	log.Info("Releasing the CSV: the uninstall is complete")
+	if err := r.patchFinalizers(ctx, csv, r.Finalizers.Remove); err != nil {
+		return ctrl.Result{}, err
+	}
+	if rec.prev.Phase != cleanupv1alpha1.PhaseCompleted {
+		uninstalls.WithLabelValues("completed").Inc()
+		r.event(csv, corev1.EventTypeNormal, "CleanupCompleted", "Uninstall", "Uninstall completed in %s", now.Sub(csv.DeletionTimestamp.Time).Round(time.Second))
+	}
+	return ctrl.Result{}, nil
+}
+
+// skip records a deletion that is not an uninstall and releases the CSV at
+// once: csv-cleaner never holds up an upgrade, a reinstall or OLM's copies.
+func (r *Reconciler) skip(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, rec *record, v Verdict, now time.Time) error {
+	logr.FromContextOrDiscard(ctx).Info("Releasing the CSV without deleting anything", "reason", v.SkipReason, "message", v.Message)
+	rec.skipped(v.SkipReason, v.Message, metav1.NewTime(now))
+	if err := r.save(ctx, rec); err != nil {
+		return err
+	}
+	if err := r.patchFinalizers(ctx, csv, r.Finalizers.Remove); err != nil {
+		return err
+	}
+	if rec.prev.Phase != cleanupv1alpha1.PhaseSkipped {
+		uninstalls.WithLabelValues("skipped_" + v.SkipReason).Inc()
+		r.event(csv, corev1.EventTypeNormal, "CleanupSkipped", "Uninstall", "Nothing deleted (%s): %s", v.SkipReason, v.Message)
+	}
+	return nil
+}
+
+// block marks the uninstall Blocked; the Event and metric fire only on a transition.
+func (r *Reconciler) block(csv *operatorsv1alpha1.ClusterServiceVersion, rec *record, p *Problem) {
+	rec.blocked(p.Reason, p.Message)
+	if rec.prev.Phase != cleanupv1alpha1.PhaseBlocked || rec.prev.Reason != p.Reason {
+		blockedTransitions.WithLabelValues(p.Reason).Inc()
+		r.event(csv, corev1.EventTypeWarning, "Blocked", "Uninstall", "Uninstall blocked (%s) on %s: %s", p.Reason, p.Object, p.Message)
+	}
+}
+
+// requeueAfter backs off with the uninstall's age — soon at first, at most
+// every 30 s — and wakes up when the operand timeout falls due.
+func (u *uninstall) requeueAfter() time.Duration {
+	elapsed := u.now.Sub(u.csv.DeletionTimestamp.Time)
+	d := min(max(elapsed/4, 500*time.Millisecond), 30*time.Second)
+	if untilTimeout := u.settings.OperandTimeout - elapsed; untilTimeout > 0 {
+		d = min(d, untilTimeout+100*time.Millisecond)
+	}
+	return d
+}
+
+func (r *Reconciler) event(regarding runtime.Object, eventType, reason, action, note string, args ...any) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(regarding, nil, eventType, reason, action, note, args...)
+	}
+}

@@ -1,0 +1,13 @@
+// Package cleanup decides and acts on ClusterServiceVersions.
+//
+// It puts csv-cleaner's finalizer on every CSV a CleanupPolicy manages, and
+// when such a CSV is deleted it first classifies the deletion (a copy, an
+// upgrade, a reinstall or a real uninstall), then runs a straight line of
+// idempotent steps — operands, timeout, cluster RBAC and webhooks, CRDs — and
+// removes its finalizer last. Every step is derived from the cluster's state,
+// so a restart at any point resumes the uninstall.
+//
+// The decisions are pure functions with table tests: SelectPolicy, Classify,
+// ScopeCRDs and PlanOperands, and the finalizer list edits. The Reconciler
+// gathers their inputs from the API server and carries out what they decide.
+package cleanup

@@ -1,0 +1,120 @@
+package cleanup
+
+import (
+	"context"
+	"fmt"
+
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+
+// classifyInput reads, live, what Classify needs.
+func (r *Reconciler) classifyInput(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (ClassifyInput, error) {
+	in := ClassifyInput{CSV: csv}
+	siblings := &operatorsv1alpha1.ClusterServiceVersionList{}
+	if err := r.APIReader.List(ctx, siblings, client.InNamespace(csv.Namespace)); err != nil {
+		return in, fmt.Errorf("listing CSVs in %s: %w", csv.Namespace, err)
+	}
+	in.Siblings = siblings.Items
+	subs := &operatorsv1alpha1.SubscriptionList{}
+	if err := r.APIReader.List(ctx, subs, client.InNamespace(csv.Namespace)); err != nil && !apierrors.IsNotFound(err) {
+		return in, fmt.Errorf("listing Subscriptions in %s: %w", csv.Namespace, err)
+	}
+	in.Subscriptions = subs.Items
+	terminating, err := r.namespaceTerminating(ctx, csv.Namespace)
+	if err != nil {
+		return in, err
+	}
+	in.NamespaceTerminating = terminating
+	return in, nil
+}
+
+func (r *Reconciler) namespaceTerminating(ctx context.Context, name string) (bool, error) {
+	ns := &corev1.Namespace{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, fmt.Errorf("getting namespace %s: %w", name, err)
+	}
+	return !ns.DeletionTimestamp.IsZero() || ns.Status.Phase == corev1.NamespaceTerminating, nil
+}
+
+// targetNamespaces returns the namespaces the CSV operates on: its
+// OperatorGroup's status.namespaces, else the CSV's olm.targetNamespaces
+// annotation. [""] means all namespaces. A Problem when neither says.
+func (r *Reconciler) targetNamespaces(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (NamespaceSet, *Problem, error) {
+	if name := csv.Annotations[operatorsv1.OperatorGroupAnnotationKey]; name != "" {
+		og := &operatorsv1.OperatorGroup{}
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: csv.Namespace, Name: name}, og)
+		switch {
+		case err == nil && len(og.Status.Namespaces) > 0:
+			return NewNamespaceSet(og.Status.Namespaces), nil, nil
+		case err != nil && !apierrors.IsNotFound(err):
+			return nil, nil, fmt.Errorf("getting OperatorGroup %s/%s: %w", csv.Namespace, name, err)
+		}
+	}
+	if targets, ok := TargetsFromAnnotation(csv.Annotations); ok && len(targets) > 0 {
+		return NewNamespaceSet(targets), nil, nil
+	}
+	return nil, &Problem{Reason: BlockedTargetNamespacesUnknown, Object: "ClusterServiceVersion " + csvKey(csv).String(),
+		Message: fmt.Sprintf("the target namespaces of CSV %s cannot be known: its OperatorGroup %q has no status.namespaces and the CSV has no %s annotation; restore the OperatorGroup or annotate the CSV",
+			csvKey(csv), csv.Annotations[operatorsv1.OperatorGroupAnnotationKey], operatorsv1.OperatorGroupTargetsAnnotationKey)}, nil
+}
+
+// ownedCRDs reads, live, the CSV's owned CRDs that exist.
+func (r *Reconciler) ownedCRDs(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (map[string]*apiextensionsv1.CustomResourceDefinition, error) {
+	out := map[string]*apiextensionsv1.CustomResourceDefinition{}
+	for _, owned := range csv.Spec.CustomResourceDefinitions.Owned {
+		if _, done := out[owned.Name]; done || validOwnedName(owned.Name) != "" {
+			continue
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		err := r.APIReader.Get(ctx, client.ObjectKey{Name: owned.Name}, crd)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("getting CRD %s: %w", owned.Name, err)
+		default:
+			out[owned.Name] = crd
+		}
+	}
+	return out, nil
+}
+
+// otherOwners finds, among the other live, non-copied CSVs in the cache,
+// those that own any of the CSV's owned CRDs, with their target namespaces
+// (all namespaces when they cannot be known: the safe side).
+func (r *Reconciler) otherOwners(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (map[string][]OtherOwner, error) {
+	wanted := map[string]bool{}
+	for _, o := range csv.Spec.CustomResourceDefinitions.Owned {
+		wanted[o.Name] = true
+	}
+	all := &operatorsv1alpha1.ClusterServiceVersionList{}
+	if err := r.Client.List(ctx, all); err != nil {
+		return nil, fmt.Errorf("listing CSVs: %w", err)
+	}
+	out := map[string][]OtherOwner{}
+	for i := range all.Items {
+		other := &all.Items[i]
+		if other.UID == csv.UID || !other.DeletionTimestamp.IsZero() || other.IsCopied() {
+			continue
+		}
+		targets, ok := TargetsFromAnnotation(other.Annotations)
+		if !ok || len(targets) == 0 {
+			targets = []string{""}
+		}
+		for _, o := range other.Spec.CustomResourceDefinitions.Owned {
+			if wanted[o.Name] {
+				out[o.Name] = append(out[o.Name], OtherOwner{CSV: csvKey(other), Targets: NewNamespaceSet(targets)})
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,91 @@
+package cleanup
+
+import (
+	"strings"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// OLM facts that github.com/operator-framework/api does not export as constants.
+const (
+	// ProvenanceAnnotationPrefix starts the annotation OLM's catalog operator puts
+	// on a CRD it installs with a CSV; the value is "<csv namespace>/<csv name>".
+	// Source: operator-lifecycle-manager pkg/lib/operators/alongside (annotation
+	// prefix "operatorframework.io/installed-alongside").
+	ProvenanceAnnotationPrefix = "operatorframework.io/installed-alongside-"
+
+	// OptOutAnnotation on a CSV asks that its operands are never deleted
+	// (the OpenShift console's annotation).
+	OptOutAnnotation = "console.openshift.io/disable-operand-delete"
+
+	// OLMFinalizer is the finalizer OLM v0 (since v0.27.0) puts on CSVs; never ours to touch.
+	OLMFinalizer = "operators.coreos.com/csv-cleanup"
+)
+
+// csvKey is the namespace/name of a CSV.
+func csvKey(csv *operatorsv1alpha1.ClusterServiceVersion) types.NamespacedName {
+	return types.NamespacedName{Namespace: csv.Namespace, Name: csv.Name}
+}
+
+// Provenance returns the CSVs that OLM's installed-alongside annotations on a CRD name.
+func Provenance(crdAnnotations map[string]string) []types.NamespacedName {
+	var out []types.NamespacedName
+	for k, v := range crdAnnotations {
+		if !strings.HasPrefix(k, ProvenanceAnnotationPrefix) {
+			continue
+		}
+		ns, name, ok := strings.Cut(v, "/")
+		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			continue
+		}
+		out = append(out, types.NamespacedName{Namespace: ns, Name: name})
+	}
+	return out
+}
+
+// TargetsFromAnnotation reads the olm.targetNamespaces annotation: a
+// comma-separated list where "" means all namespaces. ok is false when the
+// annotation is absent.
+func TargetsFromAnnotation(annotations map[string]string) (targets []string, ok bool) {
+	v, ok := annotations["olm.targetNamespaces"]
+	if !ok {
+		return nil, false
+	}
+	if strings.TrimSpace(v) == "" {
+		return []string{""}, true
+	}
+	for _, ns := range strings.Split(v, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			targets = append(targets, ns)
+		}
+	}
+	return targets, true
+}
+
+// NamespaceSet is a set of target namespaces where "" stands for all namespaces.
+type NamespaceSet map[string]struct{}
+
+// NewNamespaceSet builds a set from OLM's target namespace list.
+func NewNamespaceSet(targets []string) NamespaceSet {
+	s := NamespaceSet{}
+	for _, t := range targets {
+		s[t] = struct{}{}
+	}
+	return s
+}
+
+// All reports whether the set covers every namespace.
+func (s NamespaceSet) All() bool {
+	_, ok := s[""]
+	return ok
+}
+
+// Has reports whether the set covers the namespace.
+func (s NamespaceSet) Has(ns string) bool {
+	if s.All() {
+		return true
+	}
+	_, ok := s[ns]
+	return ok
+}

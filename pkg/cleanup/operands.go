@@ -1,0 +1,126 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+)
+
+// Deleting operands of arbitrary operators needs wide rights; what limits
+// their use is the plan (provenance, targets, owners, creation time).
+// +kubebuilder:rbac:groups=*,resources=*,verbs=list;delete;patch
+
+// listPageSize bounds each page when listing operands, so that operands are
+// never held in memory as one huge response.
+const listPageSize = 500
+
+// listInstances lists every instance of a CRD, metadata only, page by page, live.
+func (r *Reconciler) listInstances(ctx context.Context, gvr schema.GroupVersionResource, kind string) ([]metav1.PartialObjectMetadata, error) {
+	var items []metav1.PartialObjectMetadata
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(gvr.GroupVersion().WithKind(kind + "List"))
+	opts := []client.ListOption{client.Limit(listPageSize)}
+	for {
+		if err := r.APIReader.List(ctx, list, opts...); err != nil {
+			return nil, fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
+		}
+		items = append(items, list.Items...)
+		if list.Continue == "" {
+			return items, nil
+		}
+		opts = []client.ListOption{client.Limit(listPageSize), client.Continue(list.Continue)}
+	}
+}
+
+// deleteResult is what deleteAll did.
+type deleteResult struct {
+	// deleted counts accepted delete requests.
+	deleted int
+	// forbidden are the objects the API server refused to delete.
+	forbidden []metav1.PartialObjectMetadata
+}
+
+// deleteAll deletes exactly the given objects, each with its UID as a
+// precondition (an object re-created under the same name is spared), with
+// DeleteWorkers requests at a time within the client's rate limit. Objects
+// already gone or replaced are skipped; refusals are collected, not fatal.
+func (r *Reconciler) deleteAll(ctx context.Context, gvk schema.GroupVersionKind, objs []metav1.PartialObjectMetadata) (deleteResult, error) {
+	workers := max(1, min(r.DeleteWorkers, len(objs)))
+	jobs := make(chan *metav1.PartialObjectMetadata)
+	var (
+		mu   sync.Mutex
+		res  deleteResult
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for range workers {
+		wg.Go(func() {
+			for obj := range jobs {
+				uid := obj.UID
+				target := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.Name}}
+				target.SetGroupVersionKind(gvk)
+				err := r.Client.Delete(ctx, target, client.Preconditions{UID: &uid})
+				mu.Lock()
+				switch {
+				case err == nil:
+					res.deleted++
+				case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+				case apierrors.IsForbidden(err):
+					res.forbidden = append(res.forbidden, *obj)
+				default:
+					errs = append(errs, fmt.Errorf("deleting %s %s/%s: %w", gvk.Kind, obj.Namespace, obj.Name, err))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range objs {
+		select {
+		case jobs <- &objs[i]:
+		case <-ctx.Done():
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	operandsDeleted.Add(float64(res.deleted))
+	return res, errors.Join(append(errs, ctx.Err())...)
+}
+
+// stripFinalizers removes every finalizer of the given objects, each patch
+// guarded by the object's resourceVersion; an object that changed meanwhile
+// is left for the next pass.
+func (r *Reconciler) stripFinalizers(ctx context.Context, gvk schema.GroupVersionKind, objs []metav1.PartialObjectMetadata) ([]metav1.PartialObjectMetadata, error) {
+	var stripped []metav1.PartialObjectMetadata
+	for i := range objs {
+		obj := objs[i].DeepCopy()
+		obj.SetGroupVersionKind(gvk)
+		base := obj.DeepCopy()
+		obj.Finalizers = nil
+		err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		switch {
+		case err == nil:
+			stripped = append(stripped, objs[i])
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		default:
+			return stripped, fmt.Errorf("removing the finalizers of %s %s/%s: %w", gvk.Kind, obj.Namespace, obj.Name, err)
+		}
+	}
+	return stripped, nil
+}
+
+// refs names objects for the record's blocking list.
+func refs(kind string, objs []metav1.PartialObjectMetadata, reason string) []cleanupv1alpha1.ObjectRef {
+	out := make([]cleanupv1alpha1.ObjectRef, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, cleanupv1alpha1.ObjectRef{Kind: kind, Namespace: o.Namespace, Name: o.Name, Finalizers: o.Finalizers, Reason: reason})
+	}
+	return out
+}

@@ -1,0 +1,257 @@
+package cleanup
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+)
+
+// Reasons an operand, or all instances of a CRD, are kept.
+const (
+	KeepOutsideTargets       = "OutsideTargets"
+	KeepSharedWithCSV        = "SharedWithCSV"
+	KeepCreatedAfterDeletion = "CreatedAfterDeletion"
+	KeepSharedCRD            = "SharedCRD"
+	KeepUnproven             = "Unproven"
+	KeepOptedOut             = cleanupv1alpha1.ReasonOptedOut
+	KeepPolicyOrphan         = "PolicyOrphan"
+	KeepTimedOut             = "TimedOut"
+	KeepHasInstances         = "HasInstances"
+	// NoteCRDNotFound marks an owned CRD that no longer exists: it has no instances left.
+	NoteCRDNotFound = "CRDNotFound"
+)
+
+// Reasons an uninstall is Blocked on bad input or a refusal.
+const (
+	BlockedMalformedOwnedCRD       = "MalformedOwnedCRD"
+	BlockedCRDNotEstablished       = "CRDNotEstablished"
+	BlockedTargetNamespacesUnknown = "TargetNamespacesUnknown"
+	BlockedForbidden               = "Forbidden"
+	BlockedOperandsRemaining       = "OperandsRemaining"
+)
+
+// Problem is bad input that blocks an uninstall until someone fixes it.
+type Problem struct {
+	Reason  string
+	Object  string
+	Message string
+}
+
+func (p Problem) Error() string { return p.Message }
+
+// OtherOwner is another live, non-copied CSV that owns the same CRD.
+type OtherOwner struct {
+	CSV types.NamespacedName
+	// Targets it operates on; all namespaces when they cannot be known.
+	Targets NamespaceSet
+}
+
+// ScopeInput is what ScopeCRDs looks at.
+type ScopeInput struct {
+	CSV   types.NamespacedName
+	Owned []operatorsv1alpha1.CRDDescription
+	// CRDs holds the owned CRDs that exist, by name.
+	CRDs          map[string]*apiextensionsv1.CustomResourceDefinition
+	CRDProvenance cleanupv1alpha1.Provenance
+	// OtherOwners lists, by CRD name, the other live CSVs that own it.
+	OtherOwners map[string][]OtherOwner
+}
+
+// CRDScope is the decision about one owned CRD: whether its instances are
+// candidates for deletion, and how to list them.
+type CRDScope struct {
+	// Name is the owned CRD's name, <plural>.<group>.
+	Name string
+	// Kind is Kind.group, how records name its instances.
+	Kind string
+	// GVR lists the instances (a served version).
+	GVR        schema.GroupVersionResource
+	Namespaced bool
+	// CRD is the live object; nil when it does not exist.
+	CRD *apiextensionsv1.CustomResourceDefinition
+	// Proven: the CRD carries OLM's provenance naming this CSV (or the check is waived).
+	Proven bool
+	// KeepReason is set when none of its instances are deleted.
+	KeepReason string
+	// Others are the other live CSVs owning the CRD.
+	Others []OtherOwner
+}
+
+// ScopeCRDs decides, for each owned CRD, whether its instances may be
+// deleted. It returns problems that block the uninstall: a malformed owned
+// name or a CRD that is not established. It never widens what is deleted:
+// a CRD without provenance is kept (unless waived), a cluster-scoped CRD
+// another live CSV owns is kept, a CRD that is gone is noted.
+func ScopeCRDs(in ScopeInput) ([]CRDScope, []Problem) {
+	var scopes []CRDScope
+	var problems []Problem
+	seen := map[string]bool{}
+	for _, owned := range in.Owned {
+		if seen[owned.Name] {
+			continue
+		}
+		seen[owned.Name] = true
+		if msg := validOwnedName(owned.Name); msg != "" {
+			problems = append(problems, Problem{Reason: BlockedMalformedOwnedCRD, Object: "CustomResourceDefinition " + owned.Name,
+				Message: fmt.Sprintf("spec.customresourcedefinitions.owned names %q, which is not a CRD name (%s); fix the CSV or remove the entry", owned.Name, msg)})
+			continue
+		}
+		s := CRDScope{Name: owned.Name, Others: in.OtherOwners[owned.Name]}
+		crd, ok := in.CRDs[owned.Name]
+		if !ok {
+			s.Kind = owned.Kind + "." + groupOf(owned.Name)
+			s.KeepReason = NoteCRDNotFound
+			scopes = append(scopes, s)
+			continue
+		}
+		s.CRD = crd
+		s.Kind = crd.Spec.Names.Kind + "." + crd.Spec.Group
+		s.Namespaced = crd.Spec.Scope == apiextensionsv1.NamespaceScoped
+		if !established(crd) {
+			problems = append(problems, Problem{Reason: BlockedCRDNotEstablished, Object: "CustomResourceDefinition " + crd.Name,
+				Message: fmt.Sprintf("CRD %s is not established, so its instances cannot be listed; check its status conditions", crd.Name)})
+			continue
+		}
+		version, ok := servedVersion(crd)
+		if !ok {
+			problems = append(problems, Problem{Reason: BlockedCRDNotEstablished, Object: "CustomResourceDefinition " + crd.Name,
+				Message: fmt.Sprintf("CRD %s serves no version, so its instances cannot be listed", crd.Name)})
+			continue
+		}
+		s.GVR = schema.GroupVersionResource{Group: crd.Spec.Group, Version: version, Resource: crd.Spec.Names.Plural}
+		s.Proven = in.CRDProvenance == cleanupv1alpha1.ProvenanceWaived || slices.Contains(Provenance(crd.Annotations), in.CSV)
+		switch {
+		case !s.Proven:
+			s.KeepReason = KeepUnproven
+		case !s.Namespaced && len(s.Others) > 0:
+			s.KeepReason = KeepSharedCRD
+		}
+		scopes = append(scopes, s)
+	}
+	return scopes, problems
+}
+
+func validOwnedName(name string) string {
+	plural, group, ok := strings.Cut(name, ".")
+	if !ok || plural == "" || group == "" {
+		return "it must be <plural>.<group>"
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return strings.Join(errs, "; ")
+	}
+	return ""
+}
+
+func groupOf(name string) string {
+	_, group, _ := strings.Cut(name, ".")
+	return group
+}
+
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established {
+			return c.Status == apiextensionsv1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// servedVersion prefers the storage version and falls back to any served one.
+func servedVersion(crd *apiextensionsv1.CustomResourceDefinition) (string, bool) {
+	fallback := ""
+	for _, v := range crd.Spec.Versions {
+		if !v.Served {
+			continue
+		}
+		if v.Storage {
+			return v.Name, true
+		}
+		if fallback == "" {
+			fallback = v.Name
+		}
+	}
+	return fallback, fallback != ""
+}
+
+// OperandInput is what PlanOperands looks at for one CRD in scope.
+type OperandInput struct {
+	Scope CRDScope
+	// Targets are the uninstalled CSV's target namespaces.
+	Targets NamespaceSet
+	// DeletionTime is the CSV's deletionTimestamp.
+	DeletionTime metav1.Time
+	// Items are the CRD's instances, metadata only.
+	Items []metav1.PartialObjectMetadata
+}
+
+// OperandPlan says what happens to each instance of one CRD.
+type OperandPlan struct {
+	// Delete are live instances to delete, each with its UID as a precondition.
+	Delete []metav1.PartialObjectMetadata
+	// Terminating are instances already being deleted, waiting on finalizers.
+	Terminating []metav1.PartialObjectMetadata
+	// Kept counts the instances left in place, by reason.
+	Kept map[string]int
+}
+
+// PlanOperands decides, for each instance of a CRD in scope, whether it is
+// deleted. An instance is kept when it is outside the CSV's target
+// namespaces, in a namespace that another live CSV owning the same CRD
+// targets, or created after the CSV's deletion (in the second-granularity of
+// Kubernetes timestamps: an instance created in a later second than the
+// deletion).
+func PlanOperands(in OperandInput) OperandPlan {
+	plan := OperandPlan{Kept: map[string]int{}}
+	if in.Scope.KeepReason != "" {
+		if len(in.Items) > 0 {
+			plan.Kept[in.Scope.KeepReason] = len(in.Items)
+		}
+		return plan
+	}
+	for _, item := range in.Items {
+		if reason := keepReason(in, &item); reason != "" {
+			plan.Kept[reason]++
+			continue
+		}
+		if item.DeletionTimestamp != nil {
+			plan.Terminating = append(plan.Terminating, item)
+			continue
+		}
+		plan.Delete = append(plan.Delete, item)
+	}
+	return plan
+}
+
+func keepReason(in OperandInput, item *metav1.PartialObjectMetadata) string {
+	if in.Scope.Namespaced {
+		if !in.Targets.Has(item.Namespace) {
+			return KeepOutsideTargets
+		}
+		for _, o := range in.Scope.Others {
+			if o.Targets.Has(item.Namespace) {
+				return KeepSharedWithCSV
+			}
+		}
+	}
+	if CreatedAfter(item.CreationTimestamp, in.DeletionTime) {
+		return KeepCreatedAfterDeletion
+	}
+	return ""
+}
+
+// CreatedAfter reports whether an object was created after a deletion began.
+// Both timestamps have whole seconds, so an object created in the same
+// second counts as created before.
+func CreatedAfter(created, deletion metav1.Time) bool {
+	return created.Truncate(time.Second).After(deletion.Truncate(time.Second))
+}

@@ -1,0 +1,121 @@
+package cleanup
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+)
+
+// Reconciler puts csv-cleaner's finalizer on managed CSVs and runs their
+// uninstall when they are deleted.
+type Reconciler struct {
+	// Client reads from the cache and writes to the API server.
+	Client client.Client
+	// APIReader reads live from the API server, for every decision that
+	// deletes something.
+	APIReader client.Reader
+	// Recorder writes Events.
+	Recorder events.EventRecorder
+	// Finalizers names the finalizer (and legacy names) this instance owns.
+	Finalizers Finalizers
+	// DeleteWorkers is how many deletes run at once; the client's rate limit still applies.
+	DeleteWorkers int
+}
+
+// +kubebuilder:rbac:groups=operators.coreos.com,resources=clusterserviceversions,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=operators.coreos.com,resources=subscriptions;operatorgroups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=cleanuppolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=csvcleanups,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=csvcleanups/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile is the skeleton: fetch, decide whether a policy manages the CSV,
+// run the uninstall of a deleting CSV, else keep the finalizer right.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	if err := r.Client.Get(ctx, req.NamespacedName, csv); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	log := logr.FromContextOrDiscard(ctx).WithValues("csv", klog.KObj(csv))
+	ctx = logr.NewContext(ctx, log)
+
+	policy, err := r.policyFor(ctx, csv)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !csv.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, csv, policy)
+	}
+	if policy == nil || csv.IsCopied() {
+		return ctrl.Result{}, r.patchFinalizers(ctx, csv, r.Finalizers.Remove)
+	}
+	return ctrl.Result{}, r.patchFinalizers(ctx, csv, r.Finalizers.Ensure)
+}
+
+// policyFor returns the policy that manages the CSV, or nil.
+func (r *Reconciler) policyFor(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (*cleanupv1alpha1.CleanupPolicy, error) {
+	policies := &cleanupv1alpha1.CleanupPolicyList{}
+	if err := r.Client.List(ctx, policies); err != nil {
+		return nil, fmt.Errorf("listing CleanupPolicies: %w", err)
+	}
+	if len(policies.Items) == 0 {
+		return nil, nil
+	}
+	ns := &corev1.Namespace{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: csv.Namespace}, ns); err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("getting namespace %s: %w", csv.Namespace, err)
+	}
+	sel, errs := SelectPolicy(policies.Items, csv.Labels, ns.Labels)
+	for _, err := range errs {
+		logr.FromContextOrDiscard(ctx).Error(err, "Ignoring a CleanupPolicy whose selector cannot be parsed")
+	}
+	return sel.Winner, nil
+}
+
+// patchFinalizers applies edit to the CSV's finalizers with a merge patch
+// guarded by the resourceVersion, so that another controller's concurrent
+// change is never lost: on a conflict the CSV is read again, live, and the
+// edit applied anew. Nothing is written when the list is already right.
+func (r *Reconciler) patchFinalizers(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, edit func([]string) ([]string, bool)) error {
+	cur := csv
+	first := true
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !first {
+			cur = &operatorsv1alpha1.ClusterServiceVersion{}
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(csv), cur); err != nil {
+				return err
+			}
+		}
+		first = false
+		list, changed := edit(cur.Finalizers)
+		if !changed {
+			return nil
+		}
+		if !cur.DeletionTimestamp.IsZero() && !subset(list, cur.Finalizers) {
+			return nil // no finalizer can be added once deletion has started
+		}
+		base := cur.DeepCopy()
+		cur.Finalizers = list
+		logr.FromContextOrDiscard(ctx).V(1).Info("Patching finalizers", "finalizers", list)
+		return r.Client.Patch(ctx, cur, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("patching finalizers of CSV %s: %w", client.ObjectKeyFromObject(csv), err)
+	}
+	return nil
+}

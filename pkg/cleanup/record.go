@@ -1,0 +1,195 @@
+package cleanup
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/go-logr/logr"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+)
+
+// record is the CSVCleanup of one uninstall while a reconcile works on it.
+// Its status is changed in memory and written once, only when it changed.
+// obj is nil when the record cannot be written (the namespace is
+// terminating): the uninstall then reports through logs and metrics only.
+type record struct {
+	obj  *cleanupv1alpha1.CSVCleanup
+	base *cleanupv1alpha1.CSVCleanup
+	// st is the status being built; for an unwritable record it lives only
+	// for this reconcile.
+	st *cleanupv1alpha1.CSVCleanupStatus
+	// prev is the status as it was before this reconcile, to detect transitions.
+	prev cleanupv1alpha1.CSVCleanupStatus
+}
+
+// openRecord loads the CSV's CSVCleanup, creating it when it does not exist,
+// and starts its status afresh when it belongs to an earlier CSV of the same
+// name (another UID).
+func (r *Reconciler) openRecord(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (*record, error) {
+	log := logr.FromContextOrDiscard(ctx)
+	obj := &cleanupv1alpha1.CSVCleanup{}
+	err := r.Client.Get(ctx, csvKey(csv), obj)
+	if apierrors.IsNotFound(err) {
+		obj = &cleanupv1alpha1.CSVCleanup{
+			ObjectMeta: metav1.ObjectMeta{Name: csv.Name, Namespace: csv.Namespace},
+			Spec:       cleanupv1alpha1.CSVCleanupSpec{CSVName: csv.Name, CSVNamespace: csv.Namespace},
+		}
+		log.Info("Creating the uninstall record")
+		err = r.Client.Create(ctx, obj)
+		if apierrors.IsAlreadyExists(err) {
+			err = r.APIReader.Get(ctx, csvKey(csv), obj)
+		}
+	}
+	if err != nil {
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) || apierrors.IsNotFound(err) {
+			log.Info("The namespace is terminating: the uninstall goes on without its record, reporting through logs and metrics")
+			recordUnwritable.Inc()
+			st := &cleanupv1alpha1.CSVCleanupStatus{CSVUID: csv.UID}
+			return &record{st: st}, nil
+		}
+		return nil, fmt.Errorf("getting the uninstall record of %s: %w", csvKey(csv), err)
+	}
+	rec := &record{obj: obj, base: obj.DeepCopy(), st: &obj.Status, prev: *obj.Status.DeepCopy()}
+	if obj.Status.CSVUID != csv.UID {
+		if obj.Status.CSVUID != "" {
+			log.Info("Starting the uninstall record afresh for a new CSV of the same name", "previousUID", obj.Status.CSVUID)
+		}
+		obj.Status = cleanupv1alpha1.CSVCleanupStatus{CSVUID: csv.UID}
+		rec.prev = cleanupv1alpha1.CSVCleanupStatus{}
+	}
+	return rec, nil
+}
+
+// save writes the record's status when it changed.
+func (r *Reconciler) save(ctx context.Context, rec *record) error {
+	if rec.obj == nil || equality.Semantic.DeepEqual(rec.base.Status, rec.obj.Status) {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, rec.obj, client.MergeFrom(rec.base)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil // the namespace is going away
+		}
+		return fmt.Errorf("writing the status of uninstall record %s: %w", client.ObjectKeyFromObject(rec.obj), err)
+	}
+	rec.base = rec.obj.DeepCopy()
+	return nil
+}
+
+func (rec *record) generation() int64 {
+	if rec.obj == nil {
+		return 0
+	}
+	return rec.obj.Generation
+}
+
+func (rec *record) setCondition(typ string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&rec.st.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: rec.generation(),
+	})
+}
+
+// start marks the uninstall as under way; it reports whether it just began.
+func (rec *record) start(policy string, now metav1.Time) bool {
+	began := rec.st.StartTime == nil
+	if began {
+		rec.st.StartTime = &now
+	}
+	rec.st.Policy = policy
+	return began
+}
+
+// deleting: the uninstall is under way and nothing blocks it.
+func (rec *record) deleting(msg string) {
+	rec.st.Phase, rec.st.Reason, rec.st.Message = cleanupv1alpha1.PhaseDeleting, "", msg
+	rec.setCondition(cleanupv1alpha1.ConditionDeleting, metav1.ConditionTrue, "Deleting", msg)
+	rec.setCondition(cleanupv1alpha1.ConditionBlocked, metav1.ConditionFalse, "NotBlocked", "Nothing blocks the uninstall")
+	rec.setCondition(cleanupv1alpha1.ConditionComplete, metav1.ConditionFalse, "Deleting", "The uninstall is under way")
+}
+
+// blocked: the uninstall waits on what reason and msg say.
+func (rec *record) blocked(reason, msg string) {
+	rec.st.Phase, rec.st.Reason, rec.st.Message = cleanupv1alpha1.PhaseBlocked, reason, msg
+	rec.setCondition(cleanupv1alpha1.ConditionDeleting, metav1.ConditionTrue, "Deleting", "The uninstall is under way")
+	rec.setCondition(cleanupv1alpha1.ConditionBlocked, metav1.ConditionTrue, reason, msg)
+	rec.setCondition(cleanupv1alpha1.ConditionComplete, metav1.ConditionFalse, reason, "The uninstall is blocked")
+}
+
+// completed: everything is done; the CSV is about to be released.
+func (rec *record) completed(now metav1.Time, msg string) {
+	rec.st.Phase, rec.st.Reason, rec.st.Message = cleanupv1alpha1.PhaseCompleted, "", msg
+	rec.st.CompletionTime = &now
+	rec.st.Blocking = nil
+	rec.setCondition(cleanupv1alpha1.ConditionDeleting, metav1.ConditionFalse, "Completed", msg)
+	rec.setCondition(cleanupv1alpha1.ConditionBlocked, metav1.ConditionFalse, "NotBlocked", "Nothing blocks the uninstall")
+	rec.setCondition(cleanupv1alpha1.ConditionComplete, metav1.ConditionTrue, "Completed", msg)
+}
+
+// skipped: the deletion is not an uninstall; nothing is deleted.
+func (rec *record) skipped(reason, msg string, now metav1.Time) {
+	rec.st.Phase, rec.st.Reason, rec.st.Message = cleanupv1alpha1.PhaseSkipped, reason, msg
+	if rec.st.StartTime == nil {
+		rec.st.StartTime = &now
+	}
+	rec.st.CompletionTime = &now
+	rec.st.Blocking = nil
+	rec.setCondition(cleanupv1alpha1.ConditionDeleting, metav1.ConditionFalse, reason, msg)
+	rec.setCondition(cleanupv1alpha1.ConditionBlocked, metav1.ConditionFalse, "NotBlocked", "Nothing blocks the uninstall")
+	rec.setCondition(cleanupv1alpha1.ConditionComplete, metav1.ConditionTrue, reason, msg)
+}
+
+// count records what a step found of one kind. found only grows across
+// reconciles (objects already gone are no longer listed), so deleted is
+// derived as found minus remaining.
+func (rec *record) count(kind string, found, remaining int, kept map[string]int) {
+	i := slices.IndexFunc(rec.st.Counts, func(k cleanupv1alpha1.KindCount) bool { return k.Kind == kind })
+	if i < 0 {
+		rec.st.Counts = append(rec.st.Counts, cleanupv1alpha1.KindCount{Kind: kind})
+		i = len(rec.st.Counts) - 1
+	}
+	kc := &rec.st.Counts[i]
+	kc.Found = max(kc.Found, int32(found), int32(remaining))
+	kc.Remaining = int32(remaining)
+	// Objects kept after the timeout were found for deletion but not deleted.
+	kc.Deleted = max(0, kc.Found-kc.Remaining-int32(kept[KeepTimedOut]))
+	kc.Kept = nil
+	for _, reason := range sortedKeys(kept) {
+		kc.Kept = append(kc.Kept, cleanupv1alpha1.KeptCount{Reason: reason, Count: int32(kept[reason])})
+	}
+	var total int32
+	for _, c := range rec.st.Counts {
+		total += c.Remaining
+	}
+	rec.st.Remaining = total
+}
+
+// setBlocking lists up to MaxBlocking objects that the uninstall waits on.
+func (rec *record) setBlocking(refs []cleanupv1alpha1.ObjectRef) {
+	sort.Slice(refs, func(i, j int) bool {
+		a, b := refs[i], refs[j]
+		return strings.Join([]string{a.Kind, a.Namespace, a.Name}, "/") < strings.Join([]string{b.Kind, b.Namespace, b.Name}, "/")
+	})
+	if len(refs) > cleanupv1alpha1.MaxBlocking {
+		refs = refs[:cleanupv1alpha1.MaxBlocking]
+	}
+	rec.st.Blocking = refs
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,257 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+)
+
+// operandStep deletes the CSV's operands as PlanOperands decides and waits
+// for them to be gone; past operandTimeout, onTimeout decides.
+func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error) {
+	crds, err := r.ownedCRDs(ctx, u.csv)
+	if err != nil {
+		return false, err
+	}
+	others, err := r.otherOwners(ctx, u.csv)
+	if err != nil {
+		return false, err
+	}
+	scopes, problems := ScopeCRDs(ScopeInput{
+		CSV: csvKey(u.csv), Owned: u.csv.Spec.CustomResourceDefinitions.Owned, CRDs: crds,
+		CRDProvenance: u.settings.CRDProvenance, OtherOwners: others,
+	})
+	u.scopes = scopes
+
+	if orphan := r.orphanReason(u); orphan != "" {
+		return true, r.countKept(ctx, u, orphan)
+	}
+	if len(problems) > 0 {
+		return false, joinProblems(problems)
+	}
+	targets, problem, err := r.targetNamespaces(ctx, u.csv)
+	if err != nil || problem != nil {
+		return false, errors.Join(err, asError(problem))
+	}
+
+	type waiting struct {
+		scope *CRDScope
+		objs  []metav1.PartialObjectMetadata
+		plan  OperandPlan
+	}
+	var left []waiting
+	var blocking []cleanupv1alpha1.ObjectRef
+	for i := range scopes {
+		s := &scopes[i]
+		if s.CRD == nil {
+			u.rec.count(s.Kind, 0, 0, map[string]int{NoteCRDNotFound: 0})
+			continue
+		}
+		items, err := r.listInstances(ctx, s.GVR, s.CRD.Spec.Names.Kind)
+		if err != nil {
+			return false, err
+		}
+		plan := PlanOperands(OperandInput{Scope: *s, Targets: targets, DeletionTime: *u.csv.DeletionTimestamp, Items: items})
+		gvk := s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind)
+		res, err := r.deleteAll(ctx, gvk, plan.Delete)
+		if err != nil {
+			return false, err
+		}
+		if len(res.forbidden) > 0 {
+			f := res.forbidden[0]
+			return false, &Problem{Reason: BlockedForbidden, Object: fmt.Sprintf("%s %s/%s", s.Kind, f.Namespace, f.Name),
+				Message: fmt.Sprintf("the API server refused to delete %d %s objects (first %s/%s); grant csv-cleaner delete on %s", len(res.forbidden), s.Kind, f.Namespace, f.Name, s.GVR.GroupResource())}
+		}
+		if res.deleted > 0 {
+			r.event(u.csv, corev1.EventTypeNormal, "OperandsDeleted", "Delete", "Deleted %d %s objects", res.deleted, s.Kind)
+		}
+		remaining := append(plan.Terminating, withFinalizers(plan.Delete)...)
+		u.rec.count(s.Kind, len(plan.Delete)+len(plan.Terminating), len(remaining), plan.Kept)
+		if len(remaining) > 0 {
+			left = append(left, waiting{scope: s, objs: remaining, plan: plan})
+			blocking = append(blocking, refs(s.Kind, remaining, "Finalizers")...)
+		}
+	}
+	u.rec.setBlocking(blocking)
+	if len(left) == 0 {
+		return true, nil
+	}
+	if u.now.Sub(u.csv.DeletionTimestamp.Time) < u.settings.OperandTimeout {
+		return false, nil
+	}
+
+	switch u.settings.OnTimeout {
+	case cleanupv1alpha1.TimeoutRemoveFinalizers:
+		for _, w := range left {
+			gvk := w.scope.GVR.GroupVersion().WithKind(w.scope.CRD.Spec.Names.Kind)
+			stripped, err := r.stripFinalizers(ctx, gvk, w.objs)
+			for i := range stripped {
+				obj := stripped[i].DeepCopy()
+				obj.SetGroupVersionKind(gvk)
+				r.event(obj, corev1.EventTypeWarning, "FinalizersRemoved", "RemoveFinalizers",
+					"csv-cleaner removed finalizers %v after operandTimeout %s of the uninstall of CSV %s", stripped[i].Finalizers, u.settings.OperandTimeout, csvKey(u.csv))
+			}
+			if err != nil {
+				return false, err
+			}
+		}
+		return false, nil
+	case cleanupv1alpha1.TimeoutOrphan:
+		for _, w := range left {
+			kept := w.plan.Kept
+			kept[KeepTimedOut] += len(w.objs)
+			u.rec.count(w.scope.Kind, len(w.plan.Delete)+len(w.plan.Terminating), 0, kept)
+		}
+		u.rec.setBlocking(nil)
+		return true, nil
+	default:
+		return false, &Problem{Reason: BlockedOperandsRemaining, Object: blocking[0].Kind + " " + blocking[0].Namespace + "/" + blocking[0].Name,
+			Message: fmt.Sprintf("%d operands still exist after operandTimeout %s, held by finalizers that nobody removes; see status.blocking, or set onTimeout to RemoveFinalizers or Orphan", len(blocking), u.settings.OperandTimeout)}
+	}
+}
+
+// orphanReason says why operands are kept whole, or "" when they are deleted.
+func (r *Reconciler) orphanReason(u *uninstall) string {
+	switch {
+	case u.verdict.OptedOut:
+		return KeepOptedOut
+	case u.settings.Operands == cleanupv1alpha1.Orphan:
+		return KeepPolicyOrphan
+	}
+	return ""
+}
+
+// countKept records every instance of the owned CRDs as kept for reason.
+func (r *Reconciler) countKept(ctx context.Context, u *uninstall, reason string) error {
+	for _, s := range u.scopes {
+		if s.CRD == nil {
+			continue
+		}
+		items, err := r.listInstances(ctx, s.GVR, s.CRD.Spec.Names.Kind)
+		if err != nil {
+			return err
+		}
+		u.rec.count(s.Kind, 0, 0, map[string]int{reason: len(items)})
+	}
+	return nil
+}
+
+// clusterObjectStep deletes the ClusterRoles, ClusterRoleBindings and webhook
+// configurations that carry the CSV's three owner labels.
+func (r *Reconciler) clusterObjectStep(ctx context.Context, u *uninstall) (bool, error) {
+	var kinds []schema.GroupVersionKind
+	if u.settings.ClusterRBAC == cleanupv1alpha1.Delete {
+		kinds = append(kinds, rbac.ClusterRBACKinds...)
+	}
+	if u.settings.Webhooks == cleanupv1alpha1.Delete {
+		kinds = append(kinds, rbac.WebhookKinds...)
+	}
+	var blocking []cleanupv1alpha1.ObjectRef
+	for _, gvk := range kinds {
+		owned, err := rbac.DeleteOwned(ctx, r.APIReader, r.Client, gvk, csvKey(u.csv))
+		if forbidden := (*rbac.ForbiddenError)(nil); errors.As(err, &forbidden) {
+			return false, &Problem{Reason: BlockedForbidden, Object: rbac.KindName(gvk) + " " + forbidden.Name, Message: forbidden.Error()}
+		}
+		if err != nil {
+			return false, err
+		}
+		if owned.Found > 0 || len(owned.Remaining) > 0 {
+			u.rec.count(rbac.KindName(gvk), owned.Found, len(owned.Remaining), nil)
+		}
+		blocking = append(blocking, refs(rbac.KindName(gvk), owned.Remaining, "Finalizers")...)
+	}
+	u.rec.setBlocking(blocking)
+	return len(blocking) == 0, nil
+}
+
+var crdKind = rbac.KindName(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+
+// crdStep deletes, with crds: Delete, the owned CRDs that pass the
+// provenance check, that no other live CSV owns and that have no instances
+// left (deleting a CRD deletes every instance, whoever made it).
+func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
+	if u.settings.CRDs != cleanupv1alpha1.Delete {
+		return true, nil
+	}
+	kept := map[string]int{}
+	found, remaining := 0, 0
+	for _, s := range u.scopes {
+		switch {
+		case s.CRD == nil:
+			continue
+		case !s.Proven:
+			kept[KeepUnproven]++
+			continue
+		case len(s.Others) > 0:
+			kept[KeepSharedCRD]++
+			continue
+		}
+		found++
+		if !s.CRD.DeletionTimestamp.IsZero() {
+			remaining++
+			continue
+		}
+		left := &metav1.PartialObjectMetadataList{}
+		left.SetGroupVersionKind(s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind + "List"))
+		if err := r.APIReader.List(ctx, left, client.Limit(1)); err != nil {
+			return false, fmt.Errorf("listing what is left of %s: %w", s.Name, err)
+		}
+		if len(left.Items) > 0 {
+			found--
+			kept[KeepHasInstances]++
+			continue
+		}
+		uid := s.CRD.UID
+		err := r.Client.Delete(ctx, s.CRD.DeepCopy(), client.Preconditions{UID: &uid})
+		switch {
+		case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		case apierrors.IsForbidden(err):
+			return false, &Problem{Reason: BlockedForbidden, Object: "CustomResourceDefinition " + s.Name, Message: err.Error()}
+		default:
+			return false, fmt.Errorf("deleting CRD %s: %w", s.Name, err)
+		}
+	}
+	u.rec.count(crdKind, found, remaining, kept)
+	return true, nil
+}
+
+func withFinalizers(objs []metav1.PartialObjectMetadata) []metav1.PartialObjectMetadata {
+	var out []metav1.PartialObjectMetadata
+	for _, o := range objs {
+		if len(o.Finalizers) > 0 {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// joinProblems reports several problems as one, naming every object.
+func joinProblems(ps []Problem) *Problem {
+	if len(ps) == 1 {
+		return &ps[0]
+	}
+	objs, msgs := make([]string, 0, len(ps)), make([]string, 0, len(ps))
+	for _, p := range ps {
+		objs = append(objs, p.Object)
+		msgs = append(msgs, p.Message)
+	}
+	return &Problem{Reason: ps[0].Reason, Object: strings.Join(objs, ", "), Message: strings.Join(msgs, "; ")}
+}
+
+func asError(p *Problem) error {
+	if p == nil {
+		return nil
+	}
+	return p
+}

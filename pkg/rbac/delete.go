@@ -1,0 +1,100 @@
+package rbac
+
+import (
+	"context"
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Kinds of cluster-scoped objects OLM labels with a CSV owner.
+var (
+	ClusterRole                    = rbacv1.SchemeGroupVersion.WithKind("ClusterRole")
+	ClusterRoleBinding             = rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding")
+	ValidatingWebhookConfiguration = admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingWebhookConfiguration")
+	MutatingWebhookConfiguration   = admissionregistrationv1.SchemeGroupVersion.WithKind("MutatingWebhookConfiguration")
+
+	// ClusterRBACKinds are deleted under a policy's clusterRBAC setting, bindings first.
+	ClusterRBACKinds = []schema.GroupVersionKind{ClusterRoleBinding, ClusterRole}
+	// WebhookKinds are deleted under a policy's webhooks setting.
+	WebhookKinds = []schema.GroupVersionKind{ValidatingWebhookConfiguration, MutatingWebhookConfiguration}
+)
+
+// KindName is how records and logs name a kind: Kind.group.
+func KindName(gvk schema.GroupVersionKind) string {
+	if gvk.Group == "" {
+		return gvk.Kind
+	}
+	return gvk.Kind + "." + gvk.Group
+}
+
+// Owned is what DeleteOwned found of one kind.
+type Owned struct {
+	GVK schema.GroupVersionKind
+	// Found is every object of the kind that carries the CSV's owner labels, terminating ones included.
+	Found int
+	// Remaining are the found objects that still exist after the deletes,
+	// because they carry finalizers.
+	Remaining []metav1.PartialObjectMetadata
+}
+
+// ForbiddenError says that the API server refused a delete; the uninstall
+// waits rather than guessing.
+type ForbiddenError struct {
+	GVK  schema.GroupVersionKind
+	Name string
+	Err  error
+}
+
+func (e *ForbiddenError) Error() string {
+	return fmt.Sprintf("deleting %s %q is forbidden: %v", KindName(e.GVK), e.Name, e.Err)
+}
+
+func (e *ForbiddenError) Unwrap() error { return e.Err }
+
+// DeleteOwned deletes every object of the kind that carries all three owner
+// labels for the CSV, each with a UID precondition so that an object
+// re-created under the same name in the meantime is spared. It reads through
+// reader (uncached) and is idempotent: objects already gone or already
+// terminating are not deleted again.
+func DeleteOwned(ctx context.Context, reader client.Reader, writer client.Writer, gvk schema.GroupVersionKind, csv types.NamespacedName) (Owned, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := reader.List(ctx, list, client.MatchingLabelsSelector{Selector: OwnerSelector(csv)}); err != nil {
+		return Owned{GVK: gvk}, fmt.Errorf("listing %s owned by %s: %w", KindName(gvk), csv, err)
+	}
+	out := Owned{GVK: gvk, Found: len(list.Items)}
+	for i := range list.Items {
+		obj := &list.Items[i]
+		// The selector already matched, but the list came from the server:
+		// check again so that nothing outside the three labels is touched.
+		if !IsOwnedBy(obj.GetLabels(), csv) {
+			continue
+		}
+		if obj.GetDeletionTimestamp() == nil {
+			obj.SetGroupVersionKind(gvk)
+			uid := obj.GetUID()
+			err := writer.Delete(ctx, obj, client.Preconditions{UID: &uid})
+			switch {
+			case err == nil:
+			case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+				// Gone, or replaced by a new object of the same name: not ours to delete.
+				continue
+			case apierrors.IsForbidden(err):
+				return out, &ForbiddenError{GVK: gvk, Name: obj.GetName(), Err: err}
+			default:
+				return out, fmt.Errorf("deleting %s %q: %w", KindName(gvk), obj.GetName(), err)
+			}
+		}
+		if len(obj.GetFinalizers()) > 0 {
+			out.Remaining = append(out.Remaining, *obj)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,6 @@
+// Package rbac knows the cluster-scoped objects OLM makes for a
+// ClusterServiceVersion and marks with its three owner labels: ClusterRoles,
+// ClusterRoleBindings and webhook configurations. It selects exactly those
+// objects (never OperatorGroup roles or CRD aggregate roles, which OLM labels
+// with another owner kind or not at all) and deletes them.
+package rbac

@@ -1,0 +1,187 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"time"
+
+	olmcrds "github.com/operator-framework/api/crds"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+)
+
+// Options choose what runs besides etcd and kube-apiserver.
+type Options struct {
+	// BinDir holds etcd, kube-apiserver and kube-controller-manager; default: the repository's bin/.
+	BinDir string
+	// ControllerManager starts kube-controller-manager with the namespace and garbage-collector controllers.
+	ControllerManager bool
+	// LogDir receives the logs of the processes started here; default: a temporary folder.
+	LogDir string
+}
+
+// ControlPlane is a running local control plane.
+type ControlPlane struct {
+	Env *envtest.Environment
+	// Config is an admin's connection (system:masters).
+	Config *rest.Config
+	// Kubeconfig is the path of a kubeconfig file for Config, for other processes.
+	Kubeconfig string
+	LogDir     string
+	kcm        *exec.Cmd
+	kcmDone    chan error
+	dir        string
+}
+
+// RepoRoot is the repository's top folder, found from this source file.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Start starts etcd and kube-apiserver, installs OLM's CRDs and
+// csv-cleaner's, and with opts.ControllerManager starts kube-controller-manager.
+func Start(opts Options) (*ControlPlane, error) {
+	if opts.BinDir == "" {
+		opts.BinDir = filepath.Join(RepoRoot(), "bin")
+	}
+	for _, b := range []string{"etcd", "kube-apiserver"} {
+		if _, err := os.Stat(filepath.Join(opts.BinDir, b)); err != nil {
+			return nil, fmt.Errorf("%s is missing from %s: run 'make control-plane' first: %w", b, opts.BinDir, err)
+		}
+	}
+	dir, err := os.MkdirTemp("", "csv-cleaner-cp-")
+	if err != nil {
+		return nil, fmt.Errorf("creating a temporary folder: %w", err)
+	}
+	if opts.LogDir == "" {
+		opts.LogDir = filepath.Join(dir, "logs")
+	}
+	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the log folder: %w", err)
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: opts.BinDir,
+		CRDs: []*apiextensionsv1.CustomResourceDefinition{
+			olmcrds.ClusterServiceVersion(), olmcrds.OperatorGroup(), olmcrds.Subscription(),
+			olmcrds.CatalogSource(), olmcrds.InstallPlan(), olmcrds.OperatorCondition(), olmcrds.Operator(), olmcrds.OLMConfig(),
+		},
+		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "manifests", "crd")},
+		ErrorIfCRDPathMissing: true,
+		Scheme:                cleanup.Scheme(),
+	}
+	cp := &ControlPlane{Env: env, LogDir: opts.LogDir, dir: dir}
+	if cp.Config, err = env.Start(); err != nil {
+		return nil, fmt.Errorf("starting etcd and kube-apiserver: %w", err)
+	}
+	admin, err := env.AddUser(envtest.User{Name: "csv-cleaner-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("adding an admin user: %w", err), cp.Stop())
+	}
+	kubeconfig, err := admin.KubeConfig()
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("writing the admin kubeconfig: %w", err), cp.Stop())
+	}
+	cp.Kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(cp.Kubeconfig, kubeconfig, 0o600); err != nil {
+		return nil, errors.Join(err, cp.Stop())
+	}
+	cp.Config = admin.Config()
+	if opts.ControllerManager {
+		if err := cp.startControllerManager(opts.BinDir); err != nil {
+			return nil, errors.Join(err, cp.Stop())
+		}
+	}
+	return cp, nil
+}
+
+func (cp *ControlPlane) startControllerManager(binDir string) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	logFile, err := os.Create(filepath.Join(cp.LogDir, "kube-controller-manager.log"))
+	if err != nil {
+		return fmt.Errorf("creating the kube-controller-manager log: %w", err)
+	}
+	cmd := exec.Command(filepath.Join(binDir, "kube-controller-manager"),
+		"--kubeconfig="+cp.Kubeconfig,
+		"--authentication-kubeconfig="+cp.Kubeconfig,
+		"--authorization-kubeconfig="+cp.Kubeconfig,
+		"--controllers=namespace,garbagecollector,deployment,replicaset",
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(port),
+		"--concurrent-namespace-syncs=5",
+	)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting kube-controller-manager: %w", err)
+	}
+	cp.kcm = cmd
+	cp.kcmDone = make(chan error, 1)
+	go func() { cp.kcmDone <- cmd.Wait(); logFile.Close() }()
+	return nil
+}
+
+// Stop stops every process and removes the temporary folder.
+func (cp *ControlPlane) Stop() error {
+	var errs []error
+	if cp.kcm != nil {
+		_ = cp.kcm.Process.Signal(os.Interrupt)
+		select {
+		case <-cp.kcmDone:
+		case <-time.After(10 * time.Second):
+			_ = cp.kcm.Process.Kill()
+			<-cp.kcmDone
+		}
+	}
+	if err := cp.Env.Stop(); err != nil {
+		errs = append(errs, fmt.Errorf("stopping etcd and kube-apiserver: %w", err))
+	}
+	if os.Getenv("KEEP_CONTROL_PLANE_LOGS") == "" {
+		errs = append(errs, os.RemoveAll(cp.dir))
+	}
+	return errors.Join(errs...)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// WaitFor polls cond every interval until it is true, the context ends or timeout passes.
+func WaitFor(ctx context.Context, timeout, interval time.Duration, cond func(context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		ok, err := cond(ctx)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,108 @@
+// Package envtest_test proves csv-cleaner's rules against a real
+// kube-apiserver, etcd and kube-controller-manager, with the controller
+// running in this process so that it can be stopped and started at will.
+package envtest_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
+)
+
+const legacyFinalizer = "csv-cleaner.io/legacy-uninstall"
+
+var (
+	cp  *controlplane.ControlPlane
+	k8s client.Client
+	// running is the manager under test, nil while it is stopped ("scaled to zero").
+	running *runningManager
+)
+
+type runningManager struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func TestEnvtest(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(30 * time.Second)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+	RunSpecs(t, "csv-cleaner envtest suite")
+}
+
+var _ = BeforeSuite(func() {
+	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	var err error
+	cp, err = controlplane.Start(controlplane.Options{ControllerManager: true})
+	Expect(err).NotTo(HaveOccurred())
+	k8s, err = client.New(cp.Config, client.Options{Scheme: cleanup.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+	startManager()
+})
+
+var _ = AfterSuite(func() {
+	stopManager()
+	if cp != nil {
+		Expect(cp.Stop()).To(Succeed())
+	}
+})
+
+// startManager starts csv-cleaner's controllers in this process, as the binary wires them.
+func startManager() {
+	GinkgoHelper()
+	Expect(running).To(BeNil(), "the manager is already running")
+	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+		Scheme:                 cleanup.Scheme(),
+		Cache:                  cleanup.CacheOptions(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(cleanup.Setup(mgr, cleanup.SetupOptions{
+		Finalizers:    cleanup.Finalizers{Current: cleanup.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
+		DeleteWorkers: 8, MaxConcurrentReconciles: 4,
+	})).To(Succeed())
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &runningManager{cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		defer GinkgoRecover()
+		m.done <- mgr.Start(ctx)
+	}()
+	running = m
+}
+
+// stopManager stops the controllers and waits until they have stopped: scale to zero.
+func stopManager() {
+	GinkgoHelper()
+	if running == nil {
+		return
+	}
+	running.cancel()
+	Eventually(running.done).Should(Receive(BeNil()))
+	running = nil
+}
+
+// whileStopped runs the spec body's next part with csv-cleaner scaled to
+// zero and makes sure it runs again after the spec.
+func scaleToZero() {
+	GinkgoHelper()
+	stopManager()
+	DeferCleanup(func() {
+		if running == nil {
+			startManager()
+		}
+	})
+}
