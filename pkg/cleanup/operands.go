@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -65,8 +66,13 @@ func (r *Reconciler) deleteAll(ctx context.Context, gvk schema.GroupVersionKind,
 		wg.Go(func() {
 			for obj := range jobs {
 				uid := obj.UID
-				target := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.Name}}
+				// Unstructured, not PartialObjectMetadata: the API server answers a
+				// delete of an object with finalizers with the object, which the
+				// typed client cannot decode for a kind outside the scheme.
+				target := &unstructured.Unstructured{}
 				target.SetGroupVersionKind(gvk)
+				target.SetNamespace(obj.Namespace)
+				target.SetName(obj.Name)
 				err := r.Client.Delete(ctx, target, client.Preconditions{UID: &uid})
 				mu.Lock()
 				switch {

@@ -38,8 +38,10 @@ type record struct {
 // name (another UID).
 func (r *Reconciler) openRecord(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (*record, error) {
 	log := logr.FromContextOrDiscard(ctx)
+	// Read live: the status carries counts across reconciles, and a stale
+	// cached copy would lose them.
 	obj := &cleanupv1alpha1.CSVCleanup{}
-	err := r.Client.Get(ctx, csvKey(csv), obj)
+	err := r.APIReader.Get(ctx, csvKey(csv), obj)
 	if apierrors.IsNotFound(err) {
 		obj = &cleanupv1alpha1.CSVCleanup{
 			ObjectMeta: metav1.ObjectMeta{Name: csv.Name, Namespace: csv.Namespace},
@@ -76,7 +78,7 @@ func (r *Reconciler) save(ctx context.Context, rec *record) error {
 	if rec.obj == nil || equality.Semantic.DeepEqual(rec.base.Status, rec.obj.Status) {
 		return nil
 	}
-	if err := r.Client.Status().Patch(ctx, rec.obj, client.MergeFrom(rec.base)); err != nil {
+	if err := r.Client.Status().Patch(ctx, rec.obj, client.MergeFromWithOptions(rec.base, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil // the namespace is going away
 		}
@@ -153,6 +155,9 @@ func (rec *record) skipped(reason, msg string, now metav1.Time) {
 // derived as found minus remaining.
 func (rec *record) count(kind string, found, remaining int, kept map[string]int) {
 	i := slices.IndexFunc(rec.st.Counts, func(k cleanupv1alpha1.KindCount) bool { return k.Kind == kind })
+	if i < 0 && found == 0 && remaining == 0 && len(kept) == 0 {
+		return // nothing of this kind, now or before
+	}
 	if i < 0 {
 		rec.st.Counts = append(rec.st.Counts, cleanupv1alpha1.KindCount{Kind: kind})
 		i = len(rec.st.Counts) - 1

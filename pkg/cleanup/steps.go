@@ -166,9 +166,7 @@ func (r *Reconciler) clusterObjectStep(ctx context.Context, u *uninstall) (bool,
 		if err != nil {
 			return false, err
 		}
-		if owned.Found > 0 || len(owned.Remaining) > 0 {
-			u.rec.count(rbac.KindName(gvk), owned.Found, len(owned.Remaining), nil)
-		}
+		u.rec.count(rbac.KindName(gvk), owned.Found, len(owned.Remaining), nil)
 		blocking = append(blocking, refs(rbac.KindName(gvk), owned.Remaining, "Finalizers")...)
 	}
 	u.rec.setBlocking(blocking)
@@ -215,7 +213,9 @@ func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
 		uid := s.CRD.UID
 		err := r.Client.Delete(ctx, s.CRD.DeepCopy(), client.Preconditions{UID: &uid})
 		switch {
-		case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		case err == nil:
+			remaining++ // the API server removes it once its instances are cleaned up
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		case apierrors.IsForbidden(err):
 			return false, &Problem{Reason: BlockedForbidden, Object: "CustomResourceDefinition " + s.Name, Message: err.Error()}
 		default:
@@ -223,7 +223,7 @@ func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
 		}
 	}
 	u.rec.count(crdKind, found, remaining, kept)
-	return true, nil
+	return remaining == 0, nil
 }
 
 func withFinalizers(objs []metav1.PartialObjectMetadata) []metav1.PartialObjectMetadata {

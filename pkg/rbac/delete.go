@@ -8,6 +8,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,9 +79,11 @@ func DeleteOwned(ctx context.Context, reader client.Reader, writer client.Writer
 			continue
 		}
 		if obj.GetDeletionTimestamp() == nil {
-			obj.SetGroupVersionKind(gvk)
+			target := &unstructured.Unstructured{}
+			target.SetGroupVersionKind(gvk)
+			target.SetName(obj.GetName())
 			uid := obj.GetUID()
-			err := writer.Delete(ctx, obj, client.Preconditions{UID: &uid})
+			err := writer.Delete(ctx, target, client.Preconditions{UID: &uid})
 			switch {
 			case err == nil:
 			case apierrors.IsNotFound(err), apierrors.IsConflict(err):

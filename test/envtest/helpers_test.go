@@ -73,7 +73,9 @@ func (s *scenario) operand(ctx context.Context, i int, ns, name string, finalize
 	GinkgoHelper()
 	u := fixtures.Operand(s.crd(i), ns, name)
 	u.SetFinalizers(finalizers)
-	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, fixtures.Namespace(ns)))).To(Succeed())
+	if ns != "" {
+		Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, fixtures.Namespace(ns)))).To(Succeed())
+	}
 	Expect(k8s.Create(ctx, u)).To(Succeed())
 	return u
 }

@@ -10,6 +10,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,7 +48,10 @@ var _ = BeforeSuite(func() {
 	var err error
 	cp, err = controlplane.Start(controlplane.Options{ControllerManager: true})
 	Expect(err).NotTo(HaveOccurred())
-	k8s, err = client.New(cp.Config, client.Options{Scheme: cleanup.Scheme()})
+	// The tests' own client must not be throttled by client-go's default of 5 requests a second.
+	testCfg := rest.CopyConfig(cp.Config)
+	testCfg.QPS, testCfg.Burst = 200, 400
+	k8s, err = client.New(testCfg, client.Options{Scheme: cleanup.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
 	startManager()
 })
@@ -63,7 +67,10 @@ var _ = AfterSuite(func() {
 func startManager() {
 	GinkgoHelper()
 	Expect(running).To(BeNil(), "the manager is already running")
-	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+	// The binary's default client rate limits.
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.QPS, cfg.Burst = 50, 100
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 cleanup.Scheme(),
 		Cache:                  cleanup.CacheOptions(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
