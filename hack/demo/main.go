@@ -1,0 +1,330 @@
+// Command demo shows an uninstall surviving csv-cleaner scaled to zero, on a
+// local control plane (etcd and kube-apiserver built from source), with the
+// real bin/csv-cleaner as a separate process. It exits non-zero when the end
+// state is not the one the safety rules promise.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
+	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
+)
+
+var db = fixtures.CRD{Group: "demo.example.com", Kind: "Database", Plural: "databases"}
+
+var install = fixtures.Install{
+	Namespace: "operators",
+	CSVName:   "database-operator.v1.2.0",
+	Targets:   []string{"team-a", "team-b"},
+	CRDs:      []fixtures.CRD{db},
+}
+
+// object is one thing the demo watches, with what should become of it and why.
+type object struct {
+	kind, name string
+	get        func(context.Context, client.Client) error
+	deleted    bool
+	why        string
+}
+
+func main() {
+	binDir := flag.String("bin-dir", filepath.Join(controlplane.RepoRoot(), "bin"), "folder with csv-cleaner, etcd and kube-apiserver")
+	flag.Parse()
+	start := time.Now()
+	if err := run(*binDir); err != nil {
+		fmt.Fprintf(os.Stderr, "\ndemo failed: %v\n", err)
+		os.Exit(1)
+	}
+	fmt.Printf("\nDemo finished in %s; the temporary control plane is removed.\n", time.Since(start).Round(100*time.Millisecond))
+}
+
+func step(format string, args ...any) { fmt.Printf("\n==> "+format+"\n", args...) }
+
+func run(binDir string) (err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	step("Starting a local control plane: etcd and kube-apiserver from %s", binDir)
+	cp, err := controlplane.Start(controlplane.Options{BinDir: binDir})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, cp.Stop()) }()
+	c, err := client.New(cp.Config, client.Options{Scheme: cleanup.Scheme()})
+	if err != nil {
+		return err
+	}
+	fmt.Println("    OLM's CRDs and csv-cleaner's CRDs are installed.")
+
+	step("Creating a CleanupPolicy that manages every CSV (deleting operands is opt-in)")
+	policy := &cleanupv1alpha1.CleanupPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	if err := c.Create(ctx, policy); err != nil {
+		return err
+	}
+
+	step("Creating an operator install as OLM leaves it: %s in namespace %s, targeting %s", install.CSVName, install.Namespace, strings.Join(install.Targets, ", "))
+	if _, err := install.Create(ctx, c); err != nil {
+		return err
+	}
+	objects, err := populate(ctx, c)
+	if err != nil {
+		return err
+	}
+	for _, o := range objects {
+		fmt.Printf("    %-20s %s\n", o.kind, o.name)
+	}
+
+	logs := filepath.Join(cp.LogDir, "csv-cleaner.log")
+	step("Starting bin/csv-cleaner as a separate process (logs: %s)", logs)
+	proc, err := startCleaner(binDir, cp.Kubeconfig, logs)
+	if err != nil {
+		return err
+	}
+	if err := waitFor(ctx, "csv-cleaner's finalizer on the CSV", func(ctx context.Context) (bool, error) {
+		csv, err := getCSV(ctx, c)
+		return err == nil && contains(csv.Finalizers, cleanup.DefaultFinalizer), client.IgnoreNotFound(err)
+	}); err != nil {
+		return err
+	}
+	fmt.Printf("    The CSV carries %s.\n", cleanup.DefaultFinalizer)
+
+	step("Scaling csv-cleaner to zero (SIGTERM) and deleting the CSV")
+	if err := proc.stop(); err != nil {
+		return err
+	}
+	csv, err := getCSV(ctx, c)
+	if err != nil {
+		return err
+	}
+	if err := c.Delete(ctx, csv); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second) // let a person see that nothing moves while csv-cleaner is down
+	csv, err = getCSV(ctx, c)
+	if err != nil {
+		return fmt.Errorf("the CSV must stay while csv-cleaner is down: %w", err)
+	}
+	fmt.Printf("    The CSV is still there: deletionTimestamp %s, finalizers %v.\n", csv.DeletionTimestamp.UTC().Format(time.RFC3339), csv.Finalizers)
+	for _, o := range objects {
+		if err := o.get(ctx, c); err != nil {
+			return fmt.Errorf("%s %s went while csv-cleaner was down: %w", o.kind, o.name, err)
+		}
+	}
+	fmt.Printf("    All %d objects are still there: nothing was removed.\n", len(objects))
+
+	step("Scaling csv-cleaner up again and following the uninstall record")
+	if proc, err = startCleaner(binDir, cp.Kubeconfig, logs); err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, proc.stop()) }()
+	last := ""
+	if err := waitFor(ctx, "the CSVCleanup record to reach Completed", func(ctx context.Context) (bool, error) {
+		rec := &cleanupv1alpha1.CSVCleanup{}
+		if err := c.Get(ctx, install.Key(), rec); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		line := fmt.Sprintf("phase %-9s remaining %d  %s", rec.Status.Phase, rec.Status.Remaining, rec.Status.Message)
+		if line != last && rec.Status.Phase != "" {
+			fmt.Printf("    csvcleanup/%s: %s\n", rec.Name, line)
+			last = line
+		}
+		return rec.Status.Phase == cleanupv1alpha1.PhaseCompleted, nil
+	}); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, "the CSV to be gone", func(ctx context.Context) (bool, error) {
+		_, err := getCSV(ctx, c)
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	}); err != nil {
+		return err
+	}
+	fmt.Println("    The CSV is gone: csv-cleaner released its finalizer last.")
+	return report(ctx, c, objects)
+}
+
+// populate creates what the uninstall must delete and, for contrast, what it must keep.
+func populate(ctx context.Context, c client.Client) ([]object, error) {
+	key := install.Key()
+	var objects []object
+	operand := func(ns, name string, deleted bool, why string) error {
+		if err := c.Create(ctx, fixtures.Namespace(ns)); client.IgnoreAlreadyExists(err) != nil {
+			return err
+		}
+		u := fixtures.Operand(db, ns, name)
+		if err := c.Create(ctx, u); err != nil {
+			return err
+		}
+		objects = append(objects, object{kind: "Database", name: ns + "/" + name, deleted: deleted, why: why, get: getter(u)})
+		return nil
+	}
+	if err := errors.Join(
+		operand("team-a", "orders", true, "operand in a target namespace"),
+		operand("team-b", "billing", true, "operand in a target namespace"),
+		operand("team-c", "analytics", false, "OutsideTargets: team-c is not a target of the OperatorGroup"),
+	); err != nil {
+		return nil, err
+	}
+	role := fixtures.OwnedClusterRole("database-operator.v1.2.0-7d9c5", key)
+	binding := fixtures.OwnedClusterRoleBinding(role.Name, key)
+	other := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "monitoring-view", Labels: map[string]string{"olm.owner": key.Name}}}
+	for _, o := range []client.Object{role, binding, other} {
+		if err := c.Create(ctx, o); err != nil {
+			return nil, err
+		}
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: db.Name()}}
+	objects = append(objects,
+		object{kind: "ClusterRole", name: role.Name, deleted: true, why: "carries all three OLM owner labels of the CSV", get: getter(role)},
+		object{kind: "ClusterRoleBinding", name: binding.Name, deleted: true, why: "carries all three OLM owner labels of the CSV", get: getter(binding)},
+		object{kind: "ClusterRole", name: other.Name, deleted: false, why: "olm.owner alone is not ownership: the three labels must match", get: getter(other)},
+		object{kind: "CRD", name: crd.Name, deleted: false, why: "crds: Orphan is the policy's default", get: getter(crd)},
+	)
+	return objects, nil
+}
+
+func getter(obj client.Object) func(context.Context, client.Client) error {
+	return func(ctx context.Context, c client.Client) error {
+		fresh := obj.DeepCopyObject().(client.Object)
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			fresh = &unstructured.Unstructured{}
+			fresh.GetObjectKind().SetGroupVersionKind(u.GroupVersionKind())
+		}
+		return c.Get(ctx, client.ObjectKeyFromObject(obj), fresh)
+	}
+}
+
+// report prints what was deleted and kept, and fails when it is not what the rules promise.
+func report(ctx context.Context, c client.Client, objects []object) error {
+	step("What the uninstall deleted and kept")
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "    RESULT\tKIND\tNAME\tWHY")
+	var wrong []string
+	sort.SliceStable(objects, func(i, j int) bool { return objects[i].deleted && !objects[j].deleted })
+	for _, o := range objects {
+		err := o.get(ctx, c)
+		gone := apierrors.IsNotFound(err)
+		if err != nil && !gone {
+			return err
+		}
+		result := "kept"
+		if gone {
+			result = "deleted"
+		}
+		fmt.Fprintf(w, "    %s\t%s\t%s\t%s\n", result, o.kind, o.name, o.why)
+		if gone != o.deleted {
+			wrong = append(wrong, fmt.Sprintf("%s %s was %s", o.kind, o.name, result))
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	rec := &cleanupv1alpha1.CSVCleanup{}
+	if err := c.Get(ctx, install.Key(), rec); err != nil {
+		return err
+	}
+	fmt.Printf("\n    csvcleanup/%s (kubectl get csvcleanups -n %s):\n", rec.Name, rec.Namespace)
+	w = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "    KIND\tFOUND\tDELETED\tREMAINING\tKEPT")
+	for _, k := range rec.Status.Counts {
+		var kept []string
+		for _, r := range k.Kept {
+			kept = append(kept, fmt.Sprintf("%s=%d", r.Reason, r.Count))
+		}
+		fmt.Fprintf(w, "    %s\t%d\t%d\t%d\t%s\n", k.Kind, k.Found, k.Deleted, k.Remaining, strings.Join(kept, ","))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if len(wrong) > 0 {
+		return fmt.Errorf("unexpected end state: %s", strings.Join(wrong, "; "))
+	}
+	return nil
+}
+
+func getCSV(ctx context.Context, c client.Client) (*operatorsv1alpha1.ClusterServiceVersion, error) {
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	return csv, c.Get(ctx, install.Key(), csv)
+}
+
+func waitFor(ctx context.Context, what string, cond func(context.Context) (bool, error)) error {
+	if err := controlplane.WaitFor(ctx, time.Minute, 200*time.Millisecond, cond); err != nil {
+		return fmt.Errorf("waiting for %s: %w", what, err)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// process is a running bin/csv-cleaner.
+type process struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func startCleaner(binDir, kubeconfig, logPath string) (*process, error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(filepath.Join(binDir, "csv-cleaner"), "--kubeconfig="+kubeconfig,
+		"--metrics-bind-address=0", "--health-probe-bind-address=0")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("starting bin/csv-cleaner (run 'make build'): %w", err)
+	}
+	p := &process{cmd: cmd, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait(); logFile.Close() }()
+	fmt.Printf("    csv-cleaner running, pid %d.\n", cmd.Process.Pid)
+	return p, nil
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (p *process) stop() error {
+	if p == nil || p.cmd.ProcessState != nil {
+		return nil
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			return fmt.Errorf("csv-cleaner did not stop cleanly: %w", err)
+		}
+		fmt.Printf("    csv-cleaner (pid %d) stopped cleanly.\n", p.cmd.Process.Pid)
+		return nil
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		return errors.New("csv-cleaner did not stop within 30s of SIGTERM")
+	}
+}
