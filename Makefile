@@ -52,9 +52,13 @@ lint: golangci-lint ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: verify-generated
-verify-generated: manifests generate ## Fail when the generated files are not committed as generated.
-	@if [ -d .git ] && ! git diff --quiet -- api manifests; then \
-		echo "generated files are out of date: run 'make generate manifests' and commit"; git diff --stat -- api manifests; exit 1; fi
+verify-generated: controller-gen ## Fail when the generated files differ from what the markers generate.
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	cp -r manifests api $$tmp/; \
+	$(MAKE) -s generate manifests >/dev/null; \
+	if ! diff -r $$tmp/manifests manifests >/dev/null || ! diff -r $$tmp/api api >/dev/null; then \
+		echo "generated files were out of date and are now regenerated: review and commit them"; \
+		diff -r $$tmp/manifests manifests; diff -r $$tmp/api api; exit 1; fi
 
 .PHONY: test
 test: verify-generated vet control-plane ## Run the unit tests and the envtest suite on the local control plane.

@@ -88,10 +88,12 @@ func (r *Reconciler) deleteAll(ctx context.Context, gvk schema.GroupVersionKind,
 			}
 		})
 	}
+feed:
 	for i := range objs {
 		select {
 		case jobs <- &objs[i]:
 		case <-ctx.Done():
+			break feed // stopping (SIGTERM): the next run resumes from the cluster's state
 		}
 	}
 	close(jobs)
