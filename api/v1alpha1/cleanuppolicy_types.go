@@ -134,7 +134,3 @@ type CleanupPolicyList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []CleanupPolicy `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&CleanupPolicy{}, &CleanupPolicyList{})
-}

@@ -150,7 +150,3 @@ type CSVCleanupList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []CSVCleanup `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&CSVCleanup{}, &CSVCleanupList{})
-}

@@ -214,8 +214,7 @@ func getter(obj client.Object) func(context.Context, client.Client) error {
 // report prints what was deleted and kept, and fails when it is not what the rules promise.
 func report(ctx context.Context, c client.Client, objects []object) error {
 	step("What the uninstall deleted and kept")
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "    RESULT\tKIND\tNAME\tWHY")
+	rows := [][]string{{"RESULT", "KIND", "NAME", "WHY"}}
 	var wrong []string
 	sort.SliceStable(objects, func(i, j int) bool { return objects[i].deleted && !objects[j].deleted })
 	for _, o := range objects {
@@ -228,12 +227,12 @@ func report(ctx context.Context, c client.Client, objects []object) error {
 		if gone {
 			result = "deleted"
 		}
-		fmt.Fprintf(w, "    %s\t%s\t%s\t%s\n", result, o.kind, o.name, o.why)
+		rows = append(rows, []string{result, o.kind, o.name, o.why})
 		if gone != o.deleted {
 			wrong = append(wrong, fmt.Sprintf("%s %s was %s", o.kind, o.name, result))
 		}
 	}
-	if err := w.Flush(); err != nil {
+	if err := printTable(rows); err != nil {
 		return err
 	}
 	rec := &cleanupv1alpha1.CSVCleanup{}
@@ -241,22 +240,32 @@ func report(ctx context.Context, c client.Client, objects []object) error {
 		return err
 	}
 	fmt.Printf("\n    csvcleanup/%s (kubectl get csvcleanups -n %s):\n", rec.Name, rec.Namespace)
-	w = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "    KIND\tFOUND\tDELETED\tREMAINING\tKEPT")
+	rows = [][]string{{"KIND", "FOUND", "DELETED", "REMAINING", "KEPT"}}
 	for _, k := range rec.Status.Counts {
 		var kept []string
 		for _, r := range k.Kept {
 			kept = append(kept, fmt.Sprintf("%s=%d", r.Reason, r.Count))
 		}
-		fmt.Fprintf(w, "    %s\t%d\t%d\t%d\t%s\n", k.Kind, k.Found, k.Deleted, k.Remaining, strings.Join(kept, ","))
+		rows = append(rows, []string{k.Kind, fmt.Sprint(k.Found), fmt.Sprint(k.Deleted), fmt.Sprint(k.Remaining), strings.Join(kept, ",")})
 	}
-	if err := w.Flush(); err != nil {
+	if err := printTable(rows); err != nil {
 		return err
 	}
 	if len(wrong) > 0 {
 		return fmt.Errorf("unexpected end state: %s", strings.Join(wrong, "; "))
 	}
 	return nil
+}
+
+// printTable prints rows as aligned columns, indented.
+func printTable(rows [][]string) error {
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	for _, r := range rows {
+		if _, err := fmt.Fprintln(w, "    "+strings.Join(r, "\t")); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
 }
 
 func getCSV(ctx context.Context, c client.Client) (*operatorsv1alpha1.ClusterServiceVersion, error) {
@@ -295,11 +304,10 @@ func startCleaner(binDir, kubeconfig, logPath string) (*process, error) {
 		"--metrics-bind-address=0", "--health-probe-bind-address=0")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("starting bin/csv-cleaner (run 'make build'): %w", err)
+		return nil, errors.Join(fmt.Errorf("starting bin/csv-cleaner (run 'make build'): %w", err), logFile.Close())
 	}
 	p := &process{cmd: cmd, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait(); logFile.Close() }()
+	go func() { p.done <- errors.Join(cmd.Wait(), logFile.Close()) }()
 	fmt.Printf("    csv-cleaner running, pid %d.\n", cmd.Process.Pid)
 	return p, nil
 }

@@ -39,7 +39,7 @@ type ControlPlane struct {
 	Kubeconfig string
 	LogDir     string
 	kcm        *exec.Cmd
-	kcmDone    chan error
+	kcmDone    chan struct{}
 	dir        string
 }
 
@@ -129,8 +129,13 @@ func (cp *ControlPlane) startControllerManager(binDir string) error {
 		return fmt.Errorf("starting kube-controller-manager: %w", err)
 	}
 	cp.kcm = cmd
-	cp.kcmDone = make(chan error, 1)
-	go func() { cp.kcmDone <- cmd.Wait(); logFile.Close() }()
+	cp.kcmDone = make(chan struct{})
+	go func() {
+		// An interrupted kube-controller-manager exits non-zero: its exit status says nothing here.
+		_ = cmd.Wait()
+		_ = logFile.Close()
+		close(cp.kcmDone)
+	}()
 	return nil
 }
 
@@ -160,8 +165,8 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("finding a free port: %w", err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	port := l.Addr().(*net.TCPAddr).Port
+	return port, l.Close()
 }
 
 // WaitFor polls cond every interval until it is true, the context ends or timeout passes.

@@ -1,0 +1,95 @@
+package cleanup
+
+import (
+	"testing"
+	"time"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+)
+
+func TestRecordCountAcrossPasses(t *testing.T) {
+	rec := &record{st: &cleanupv1alpha1.CSVCleanupStatus{}}
+	const kind = "Widget.example.com"
+	// Pass 1: 3 live operands found and deleted, 1 holds a finalizer.
+	rec.count(kind, 3, 1, map[string]int{KeepOutsideTargets: 2})
+	// Pass 2: only the terminating one is listed now.
+	rec.count(kind, 1, 1, map[string]int{KeepOutsideTargets: 2})
+	got := rec.st.Counts[0]
+	if got.Found != 3 || got.Deleted != 2 || got.Remaining != 1 || rec.st.Remaining != 1 {
+		t.Fatalf("after two passes: %+v, total remaining %d", got, rec.st.Remaining)
+	}
+	// Pass 3: timed out with Orphan: the last one is kept, not deleted.
+	rec.count(kind, 1, 0, map[string]int{KeepOutsideTargets: 2, KeepTimedOut: 1})
+	got = rec.st.Counts[0]
+	if got.Found != 3 || got.Deleted != 2 || got.Remaining != 0 || len(got.Kept) != 2 {
+		t.Fatalf("after the timeout: %+v", got)
+	}
+	// A kind with nothing, now or before, gets no entry.
+	rec.count("Empty.example.com", 0, 0, nil)
+	if len(rec.st.Counts) != 1 {
+		t.Fatalf("an empty kind must not be recorded: %+v", rec.st.Counts)
+	}
+}
+
+func TestRecordBlockingIsBounded(t *testing.T) {
+	rec := &record{st: &cleanupv1alpha1.CSVCleanupStatus{}}
+	var refs []cleanupv1alpha1.ObjectRef
+	for i := range 50 {
+		refs = append(refs, cleanupv1alpha1.ObjectRef{Kind: "Widget", Namespace: "ns", Name: string(rune('a' + i%26))})
+	}
+	rec.setBlocking(refs)
+	if len(rec.st.Blocking) != cleanupv1alpha1.MaxBlocking {
+		t.Fatalf("blocking has %d entries, want at most %d", len(rec.st.Blocking), cleanupv1alpha1.MaxBlocking)
+	}
+}
+
+func TestRequeueAfter(t *testing.T) {
+	deleted := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	u := func(elapsed, timeout time.Duration) *uninstall {
+		csv := &operatorsv1alpha1.ClusterServiceVersion{}
+		csv.DeletionTimestamp = &metav1.Time{Time: deleted}
+		return &uninstall{csv: csv, now: deleted.Add(elapsed), settings: Settings{OperandTimeout: timeout}}
+	}
+	tests := []struct {
+		name             string
+		elapsed, timeout time.Duration
+		want             time.Duration
+	}{
+		{"soon at first", 0, time.Hour, 500 * time.Millisecond},
+		{"grows with age", 40 * time.Second, time.Hour, 10 * time.Second},
+		{"at most 30 s", time.Hour, 2 * time.Hour, 30 * time.Second},
+		{"wakes up when the timeout falls due", 9*time.Minute + 55*time.Second, 10 * time.Minute, 5*time.Second + 100*time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := u(tt.elapsed, tt.timeout).requeueAfter(); got != tt.want {
+				t.Errorf("requeueAfter = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTrimCSVKeepsWhatDecisionsRead(t *testing.T) {
+	csv := &operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{
+		Labels: map[string]string{"a": "b"}, Finalizers: []string{"f"},
+		Annotations: map[string]string{"alm-examples": "[...]", "olm.targetNamespaces": "x"},
+	}}
+	csv.Spec.Description = "long"
+	csv.Spec.Replaces = "widget.v0"
+	csv.Spec.CustomResourceDefinitions.Owned = []operatorsv1alpha1.CRDDescription{{Name: "w.example.com", Kind: "W", Version: "v1", Description: "long"}}
+	out, err := TrimCSV(csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*operatorsv1alpha1.ClusterServiceVersion)
+	if got.Spec.Description != "" || got.Annotations["alm-examples"] != "" || got.Spec.CustomResourceDefinitions.Owned[0].Description != "" {
+		t.Error("TrimCSV must drop what is never read")
+	}
+	if got.Labels["a"] != "b" || got.Finalizers[0] != "f" || got.Annotations["olm.targetNamespaces"] != "x" ||
+		got.Spec.Replaces != "widget.v0" || got.Spec.CustomResourceDefinitions.Owned[0].Name != "w.example.com" {
+		t.Errorf("TrimCSV dropped something the decisions read: %+v", got)
+	}
+}
