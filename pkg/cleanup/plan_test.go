@@ -16,13 +16,16 @@ import (
 
 var me = types.NamespacedName{Namespace: "operators", Name: "widget.v1"}
 
-func crd(name string, mut ...func(*apiextensionsv1.CustomResourceDefinition)) *apiextensionsv1.CustomResourceDefinition {
-	plural, group, _ := cutName(name)
+// widgets is the owned CRD of the plan tests.
+const widgets = "widgets.example.com"
+
+// crd is widgets as OLM installed it for me: proven, established, storage version v1.
+func crd(mut ...func(*apiextensionsv1.CustomResourceDefinition)) *apiextensionsv1.CustomResourceDefinition {
 	c := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{ProvenanceAnnotationPrefix + "abc": me.String()}},
+		ObjectMeta: metav1.ObjectMeta{Name: widgets, Annotations: map[string]string{ProvenanceAnnotationPrefix + "abc": me.String()}},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: group, Scope: apiextensionsv1.NamespaceScoped,
-			Names:    apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: "Widget"},
+			Group: "example.com", Scope: apiextensionsv1.NamespaceScoped,
+			Names:    apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Kind: "Widget"},
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1beta1", Served: true}, {Name: "v1", Served: true, Storage: true}},
 		},
 		Status: apiextensionsv1.CustomResourceDefinitionStatus{Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{
@@ -34,15 +37,6 @@ func crd(name string, mut ...func(*apiextensionsv1.CustomResourceDefinition)) *a
 	return c
 }
 
-func cutName(name string) (string, string, bool) {
-	for i := range name {
-		if name[i] == '.' {
-			return name[:i], name[i+1:], true
-		}
-	}
-	return name, "", false
-}
-
 func owned(names ...string) []operatorsv1alpha1.CRDDescription {
 	var out []operatorsv1alpha1.CRDDescription
 	for _, n := range names {
@@ -52,7 +46,7 @@ func owned(names ...string) []operatorsv1alpha1.CRDDescription {
 }
 
 func TestScopeCRDs(t *testing.T) {
-	const w = "widgets.example.com"
+	const w = widgets
 	otherAll := OtherOwner{CSV: types.NamespacedName{Namespace: "x", Name: "y"}, Targets: NewNamespaceSet([]string{""})}
 	tests := []struct {
 		name        string
@@ -62,27 +56,27 @@ func TestScopeCRDs(t *testing.T) {
 		wantVersion string
 		wantProven  bool
 	}{
-		{"proven namespaced CRD is in scope", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(w)}, CRDProvenance: cleanupv1alpha1.ProvenanceRequired},
+		{"proven namespaced CRD is in scope", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd()}, CRDProvenance: cleanupv1alpha1.ProvenanceRequired},
 			"", "", "v1", true},
-		{"no provenance annotation: unproven", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(w, func(c *apiextensionsv1.CustomResourceDefinition) { c.Annotations = nil })}, CRDProvenance: cleanupv1alpha1.ProvenanceRequired},
+		{"no provenance annotation: unproven", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(func(c *apiextensionsv1.CustomResourceDefinition) { c.Annotations = nil })}, CRDProvenance: cleanupv1alpha1.ProvenanceRequired},
 			KeepUnproven, "", "v1", false},
-		{"provenance of another CSV: unproven", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(w, func(c *apiextensionsv1.CustomResourceDefinition) {
+		{"provenance of another CSV: unproven", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(func(c *apiextensionsv1.CustomResourceDefinition) {
 			c.Annotations = map[string]string{ProvenanceAnnotationPrefix + "x": "other/widget.v1"}
 		})}, CRDProvenance: cleanupv1alpha1.ProvenanceRequired}, KeepUnproven, "", "v1", false},
-		{"waived provenance", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(w, func(c *apiextensionsv1.CustomResourceDefinition) { c.Annotations = nil })}, CRDProvenance: cleanupv1alpha1.ProvenanceWaived},
+		{"waived provenance", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(func(c *apiextensionsv1.CustomResourceDefinition) { c.Annotations = nil })}, CRDProvenance: cleanupv1alpha1.ProvenanceWaived},
 			"", "", "v1", true},
 		{"CRD gone: noted", ScopeInput{CSV: me, Owned: owned(w), CRDProvenance: cleanupv1alpha1.ProvenanceRequired}, NoteCRDNotFound, "", "", false},
-		{"cluster-scoped CRD another CSV owns", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(w, func(c *apiextensionsv1.CustomResourceDefinition) {
+		{"cluster-scoped CRD another CSV owns", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(func(c *apiextensionsv1.CustomResourceDefinition) {
 			c.Spec.Scope = apiextensionsv1.ClusterScoped
 		})}, OtherOwners: map[string][]OtherOwner{w: {otherAll}}, CRDProvenance: cleanupv1alpha1.ProvenanceRequired}, KeepSharedCRD, "", "v1", true},
-		{"namespaced CRD another CSV owns stays in scope (spared per namespace)", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(w)},
+		{"namespaced CRD another CSV owns stays in scope (spared per namespace)", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd()},
 			OtherOwners: map[string][]OtherOwner{w: {otherAll}}, CRDProvenance: cleanupv1alpha1.ProvenanceRequired}, "", "", "v1", true},
-		{"not established blocks", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(w, func(c *apiextensionsv1.CustomResourceDefinition) {
+		{"not established blocks", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(func(c *apiextensionsv1.CustomResourceDefinition) {
 			c.Status.Conditions[0].Status = apiextensionsv1.ConditionFalse
 		})}}, "-", BlockedCRDNotEstablished, "", false},
 		{"malformed owned name blocks", ScopeInput{CSV: me, Owned: owned("widgets")}, "-", BlockedMalformedOwnedCRD, "", false},
 		{"owned name not a DNS subdomain blocks", ScopeInput{CSV: me, Owned: owned("Widgets.Example_Com")}, "-", BlockedMalformedOwnedCRD, "", false},
-		{"storage version not served: first served", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(w, func(c *apiextensionsv1.CustomResourceDefinition) {
+		{"storage version not served: first served", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(func(c *apiextensionsv1.CustomResourceDefinition) {
 			c.Spec.Versions[1].Served = false
 		})}, CRDProvenance: cleanupv1alpha1.ProvenanceRequired}, "", "", "v1beta1", true},
 	}
@@ -117,8 +111,8 @@ func TestScopeCRDs(t *testing.T) {
 }
 
 func TestScopeCRDsDeduplicatesOwnedEntries(t *testing.T) {
-	const w = "widgets.example.com"
-	scopes, _ := ScopeCRDs(ScopeInput{CSV: me, Owned: owned(w, w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(w)}})
+	const w = widgets
+	scopes, _ := ScopeCRDs(ScopeInput{CSV: me, Owned: owned(w, w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd()}})
 	if len(scopes) != 1 {
 		t.Fatalf("an owned CRD listed twice must be planned once, got %d scopes", len(scopes))
 	}
