@@ -4,7 +4,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
-	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
@@ -19,10 +18,7 @@ var _ = Describe("Bad input", func() {
 		csv := s.create(ctx)
 		s.operand(ctx, 0, s.ns("a"), "w1")
 		s.waitFinalizer(ctx)
-		base := csv.DeepCopy()
-		csv.Spec.CustomResourceDefinitions.Owned = append(csv.Spec.CustomResourceDefinitions.Owned,
-			operatorsv1alpha1.CRDDescription{Name: gone.Name(), Version: "v1", Kind: gone.Kind})
-		Expect(k8s.Patch(ctx, csv, client.MergeFrom(base))).To(Succeed())
+		addOwned(ctx, csv, gone.Name(), gone.Kind)
 		s.deleteCSV(ctx)
 		s.csvGone(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
@@ -65,10 +61,7 @@ var _ = Describe("Bad input", func() {
 		csv := s.create(ctx)
 		s.operand(ctx, 0, s.ns("a"), "w1")
 		s.waitFinalizer(ctx)
-		base := csv.DeepCopy()
-		csv.Spec.CustomResourceDefinitions.Owned = append(csv.Spec.CustomResourceDefinitions.Owned,
-			operatorsv1alpha1.CRDDescription{Name: "NotA_CRD", Version: "v1", Kind: "Bad"})
-		Expect(k8s.Patch(ctx, csv, client.MergeFrom(base))).To(Succeed())
+		addOwned(ctx, csv, "NotA_CRD", "Bad")
 		s.deleteCSV(ctx)
 		s.waitPhase(ctx, "Blocked/MalformedOwnedCRD")
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name(), "CSV", "Widget " + s.ns("a") + "/w1"}))
@@ -89,10 +82,7 @@ var _ = Describe("Bad input", func() {
 		Expect(k8s.Create(ctx, s.install.CRDObject(clash))).To(Succeed())
 		s.operand(ctx, 0, s.ns("a"), "w1")
 		s.waitFinalizer(ctx)
-		base := csv.DeepCopy()
-		csv.Spec.CustomResourceDefinitions.Owned = append(csv.Spec.CustomResourceDefinitions.Owned,
-			operatorsv1alpha1.CRDDescription{Name: clash.Name(), Version: "v1", Kind: clash.Kind})
-		Expect(k8s.Patch(ctx, csv, client.MergeFrom(base))).To(Succeed())
+		addOwned(ctx, csv, clash.Name(), clash.Kind)
 		s.deleteCSV(ctx)
 		s.waitPhase(ctx, "Blocked/CRDNotEstablished")
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name(), "CSV", "Widget " + s.ns("a") + "/w1"}))

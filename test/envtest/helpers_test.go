@@ -255,3 +255,12 @@ func count(rec *cleanupv1alpha1.CSVCleanup, kind string) cleanupv1alpha1.KindCou
 	}
 	return cleanupv1alpha1.KindCount{Kind: kind}
 }
+
+// addOwned makes the CSV own one more CRD, as a hand-edited or broken CSV might.
+func addOwned(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, name, kind string) {
+	GinkgoHelper()
+	base := csv.DeepCopy()
+	csv.Spec.CustomResourceDefinitions.Owned = append(csv.Spec.CustomResourceDefinitions.Owned,
+		operatorsv1alpha1.CRDDescription{Name: name, Version: "v1", Kind: kind})
+	Expect(k8s.Patch(ctx, csv, client.MergeFrom(base))).To(Succeed())
+}
