@@ -6,11 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -92,9 +90,8 @@ func run(binDir string) (err error) {
 		fmt.Printf("    %-20s %s\n", o.kind, o.name)
 	}
 
-	logs := filepath.Join(cp.LogDir, "csv-cleaner.log")
-	step("Starting bin/csv-cleaner as a separate process (logs: %s)", logs)
-	proc, err := startCleaner(binDir, cp.Kubeconfig, logs)
+	step("Starting bin/csv-cleaner as a separate process (logs: %s)", filepath.Join(cp.LogDir, "csv-cleaner.log"))
+	proc, err := startCleaner(binDir, cp.Kubeconfig, cp.LogDir)
 	if err != nil {
 		return err
 	}
@@ -107,7 +104,7 @@ func run(binDir string) (err error) {
 	fmt.Printf("    The CSV carries %s.\n", cleanup.DefaultFinalizer)
 
 	step("Scaling csv-cleaner to zero (SIGTERM) and deleting the CSV")
-	if err := proc.stop(); err != nil {
+	if err := stopCleaner(proc); err != nil {
 		return err
 	}
 	csv, err := getCSV(ctx, c)
@@ -131,10 +128,10 @@ func run(binDir string) (err error) {
 	fmt.Printf("    All %d objects are still there: nothing was removed.\n", len(objects))
 
 	step("Scaling csv-cleaner up again and following the uninstall record")
-	if proc, err = startCleaner(binDir, cp.Kubeconfig, logs); err != nil {
+	if proc, err = startCleaner(binDir, cp.Kubeconfig, cp.LogDir); err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, proc.stop()) }()
+	defer func() { err = errors.Join(err, stopCleaner(proc)) }()
 	last := ""
 	if err := waitFor(ctx, "the CSVCleanup record to reach Completed", func(ctx context.Context) (bool, error) {
 		rec := &cleanupv1alpha1.CSVCleanup{}
@@ -289,46 +286,22 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// process is a running bin/csv-cleaner.
-type process struct {
-	cmd  *exec.Cmd
-	done chan error
-}
-
-func startCleaner(binDir, kubeconfig, logPath string) (*process, error) {
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+// startCleaner runs bin/csv-cleaner as a separate process.
+func startCleaner(binDir, kubeconfig, logDir string) (*controlplane.Process, error) {
+	p, err := controlplane.StartProcess("csv-cleaner", filepath.Join(binDir, "csv-cleaner"),
+		[]string{"--kubeconfig=" + kubeconfig, "--metrics-bind-address=0", "--health-probe-bind-address=0"}, nil, logDir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (run 'make build')", err)
 	}
-	cmd := exec.Command(filepath.Join(binDir, "csv-cleaner"), "--kubeconfig="+kubeconfig,
-		"--metrics-bind-address=0", "--health-probe-bind-address=0")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return nil, errors.Join(fmt.Errorf("starting bin/csv-cleaner (run 'make build'): %w", err), logFile.Close())
-	}
-	p := &process{cmd: cmd, done: make(chan error, 1)}
-	go func() { p.done <- errors.Join(cmd.Wait(), logFile.Close()) }()
-	fmt.Printf("    csv-cleaner running, pid %d.\n", cmd.Process.Pid)
+	fmt.Printf("    csv-cleaner running, pid %d.\n", p.Pid())
 	return p, nil
 }
 
-// stop sends SIGTERM and waits for a clean exit.
-func (p *process) stop() error {
-	if p == nil || p.cmd.ProcessState != nil {
-		return nil
-	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+// stopCleaner scales csv-cleaner to zero: SIGTERM, and a clean exit.
+func stopCleaner(p *controlplane.Process) error {
+	if err := p.Stop(30 * time.Second); err != nil {
 		return err
 	}
-	select {
-	case err := <-p.done:
-		if err != nil {
-			return fmt.Errorf("csv-cleaner did not stop cleanly: %w", err)
-		}
-		fmt.Printf("    csv-cleaner (pid %d) stopped cleanly.\n", p.cmd.Process.Pid)
-		return nil
-	case <-time.After(30 * time.Second):
-		_ = p.cmd.Process.Kill()
-		return errors.New("csv-cleaner did not stop within 30s of SIGTERM")
-	}
+	fmt.Printf("    csv-cleaner (pid %d) stopped cleanly.\n", p.Pid())
+	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -38,8 +37,7 @@ type ControlPlane struct {
 	// Kubeconfig is the path of a kubeconfig file for Config, for other processes.
 	Kubeconfig string
 	LogDir     string
-	kcm        *exec.Cmd
-	kcmDone    chan struct{}
+	kcm        *Process
 	dir        string
 }
 
@@ -110,46 +108,25 @@ func (cp *ControlPlane) startControllerManager(binDir string) error {
 	if err != nil {
 		return err
 	}
-	logFile, err := os.Create(filepath.Join(cp.LogDir, "kube-controller-manager.log"))
-	if err != nil {
-		return fmt.Errorf("creating the kube-controller-manager log: %w", err)
-	}
-	cmd := exec.Command(filepath.Join(binDir, "kube-controller-manager"),
-		"--kubeconfig="+cp.Kubeconfig,
-		"--authentication-kubeconfig="+cp.Kubeconfig,
-		"--authorization-kubeconfig="+cp.Kubeconfig,
+	cp.kcm, err = StartProcess("kube-controller-manager", filepath.Join(binDir, "kube-controller-manager"), []string{
+		"--kubeconfig=" + cp.Kubeconfig,
+		"--authentication-kubeconfig=" + cp.Kubeconfig,
+		"--authorization-kubeconfig=" + cp.Kubeconfig,
 		"--controllers=namespace,garbagecollector,deployment,replicaset",
 		"--leader-elect=false",
 		"--bind-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(port),
+		"--secure-port=" + strconv.Itoa(port),
 		"--concurrent-namespace-syncs=5",
-	)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting kube-controller-manager: %w", err)
-	}
-	cp.kcm = cmd
-	cp.kcmDone = make(chan struct{})
-	go func() {
-		// An interrupted kube-controller-manager exits non-zero: its exit status says nothing here.
-		_ = cmd.Wait()
-		_ = logFile.Close()
-		close(cp.kcmDone)
-	}()
-	return nil
+	}, nil, cp.LogDir)
+	return err
 }
 
 // Stop stops every process and removes the temporary folder.
 func (cp *ControlPlane) Stop() error {
 	var errs []error
 	if cp.kcm != nil {
-		_ = cp.kcm.Process.Signal(os.Interrupt)
-		select {
-		case <-cp.kcmDone:
-		case <-time.After(10 * time.Second):
-			_ = cp.kcm.Process.Kill()
-			<-cp.kcmDone
-		}
+		// kube-controller-manager exits non-zero on SIGTERM: that says nothing here.
+		_ = cp.kcm.Stop(10 * time.Second)
 	}
 	if err := cp.Env.Stop(); err != nil {
 		errs = append(errs, fmt.Errorf("stopping etcd and kube-apiserver: %w", err))
