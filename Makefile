@@ -64,12 +64,23 @@ verify-generated: controller-gen ## Fail when the generated files differ from wh
 test: verify-generated vet control-plane ## Run the unit tests and the envtest suite on the local control plane.
 	go test ./... -count=1
 
+.PHONY: test-e2e
+test-e2e: build e2e-tools ## Run the end-to-end suite on the local cluster with real OLM (work in progress: not yet part of make test).
+	go test -tags e2e ./test/e2e/... -count=1 -timeout 30m
+
 .PHONY: control-plane
 control-plane: $(CONTROL_PLANE) ## Build etcd, kube-apiserver and kube-controller-manager from source into bin/ (once).
 
 $(CONTROL_PLANE): hack/control-plane/build.sh
 	@mkdir -p $(LOCALBIN)
-	hack/control-plane/build.sh $(LOCALBIN)
+	hack/control-plane/build.sh $(LOCALBIN) $(notdir $@)
+
+.PHONY: e2e-tools
+e2e-tools: control-plane $(LOCALBIN)/olm $(LOCALBIN)/kwok ## Build OLM's olm operator (v0.46.0) and kwok (v0.8.0) into bin/ for the end-to-end cluster (once).
+
+$(LOCALBIN)/olm $(LOCALBIN)/kwok: hack/control-plane/build.sh
+	@mkdir -p $(LOCALBIN)
+	hack/control-plane/build.sh $(LOCALBIN) $(notdir $@)
 
 ##@ Build
 

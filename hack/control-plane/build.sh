@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the local control plane (etcd, kube-apiserver, kube-controller-manager)
-# from source through the Go module proxy into the folder given as $1.
-# A binary already present is never rebuilt.
+# Builds the local control plane from source through the Go module proxy into
+# the folder given as $1: by default etcd, kube-apiserver and
+# kube-controller-manager; name olm and kwok to build those too (the
+# end-to-end tests' cluster). A binary already present is never rebuilt.
 set -euo pipefail
 
 out=$(cd "${1:?usage: build.sh BIN_DIR}" && pwd)
@@ -30,7 +31,17 @@ for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 	k8s_ldflags+=" -X $p.gitVersion=$k8s_version -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
 done
 
-build etcd etcd go.etcd.io/etcd/server/v3
-build kube-apiserver kubernetes k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags"
-build kube-controller-manager kubernetes k8s.io/kubernetes/cmd/kube-controller-manager "$k8s_ldflags"
-echo "control-plane: ready in $out"
+shift
+components=("$@")
+[[ ${#components[@]} -gt 0 ]] || components=(etcd kube-apiserver kube-controller-manager)
+for c in "${components[@]}"; do
+	case $c in
+	etcd) build etcd etcd go.etcd.io/etcd/server/v3 ;;
+	kube-apiserver) build kube-apiserver kubernetes k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags" ;;
+	kube-controller-manager) build kube-controller-manager kubernetes k8s.io/kubernetes/cmd/kube-controller-manager "$k8s_ldflags" ;;
+	olm) build olm olm github.com/operator-framework/operator-lifecycle-manager/cmd/olm ;;
+	kwok) build kwok kwok sigs.k8s.io/kwok/cmd/kwok ;;
+	*) echo "control-plane: unknown component $c" >&2; exit 2 ;;
+	esac
+done
+echo "control-plane: ${components[*]} ready in $out"
