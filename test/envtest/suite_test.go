@@ -63,12 +63,18 @@ var _ = AfterSuite(func() {
 	}
 })
 
-// startManager starts csv-cleaner's controllers in this process, as the binary wires them.
+// startManager starts csv-cleaner's controllers in this process, as the binary wires them, as an admin.
 func startManager() {
+	GinkgoHelper()
+	startManagerAs(cp.Config)
+}
+
+// startManagerAs starts the controllers with the given identity.
+func startManagerAs(identity *rest.Config) {
 	GinkgoHelper()
 	Expect(running).To(BeNil(), "the manager is already running")
 	// The binary's default client rate limits.
-	cfg := rest.CopyConfig(cp.Config)
+	cfg := rest.CopyConfig(identity)
 	cfg.QPS, cfg.Burst = 50, 100
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 cleanup.Scheme(),

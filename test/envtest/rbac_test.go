@@ -1,0 +1,100 @@
+package envtest_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
+)
+
+// shippedRole is manifests/rbac/role.yaml, the ClusterRole csv-cleaner ships with.
+func shippedRole() *rbacv1.ClusterRole {
+	GinkgoHelper()
+	b, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "manifests", "rbac", "role.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	role := &rbacv1.ClusterRole{}
+	Expect(yaml.Unmarshal(b, role)).To(Succeed())
+	Expect(role.Rules).NotTo(BeEmpty())
+	return role
+}
+
+// runAs binds role to a new user and restarts csv-cleaner as that user for the rest of the spec.
+func runAs(ctx context.Context, user string, role *rbacv1.ClusterRole) {
+	GinkgoHelper()
+	role.ObjectMeta = metav1.ObjectMeta{Name: user}
+	Expect(k8s.Create(ctx, role)).To(Succeed())
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: user}},
+	}
+	Expect(k8s.Create(ctx, binding)).To(Succeed())
+	authn, err := cp.Env.AddUser(envtest.User{Name: user}, nil)
+	Expect(err).NotTo(HaveOccurred())
+	stopManager()
+	startManagerAs(rest.CopyConfig(authn.Config()))
+	DeferCleanup(func(ctx SpecContext) {
+		stopManager()
+		startManager()
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, binding))).To(Succeed())
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, role))).To(Succeed())
+	})
+}
+
+var _ = Describe("csv-cleaner's own permissions", func() {
+	It("are enough with the shipped ClusterRole to complete an uninstall", func(ctx SpecContext) {
+		runAs(ctx, "csv-cleaner-shipped", shippedRole())
+		s := newScenario("shipped")
+		s.createPolicy(ctx)
+		s.create(ctx)
+		s.operand(ctx, 0, s.ns("a"), "w1")
+		s.ownedRBAC(ctx, "role")
+		s.waitFinalizer(ctx)
+		s.deleteCSV(ctx)
+		s.csvGone(ctx)
+		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
+		Expect(s.phase(ctx)).To(Equal("Completed/"))
+		Expect(s.eventReasons(ctx)).To(ContainElement("CleanupCompleted"))
+	})
+
+	It("block the uninstall, deleting nothing more, while a delete is refused, and it resumes once granted", func(ctx SpecContext) {
+		s := newScenario("forbidden")
+		// The shipped role, but delete only on RBAC, webhooks and CRDs: not on the operands' group.
+		role := shippedRole()
+		role.Rules = slices.DeleteFunc(role.Rules, func(r rbacv1.PolicyRule) bool { return slices.Contains(r.APIGroups, "*") })
+		role.Rules = append(role.Rules,
+			rbacv1.PolicyRule{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"list"}},
+			rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io"}, Resources: []string{"*"}, Verbs: []string{"delete", "patch"}})
+		runAs(ctx, "csv-cleaner-restricted", role)
+		s.createPolicy(ctx)
+		s.create(ctx)
+		s.operand(ctx, 0, s.ns("a"), "w1")
+		s.ownedRBAC(ctx, "role")
+		s.waitFinalizer(ctx)
+		s.deleteCSV(ctx)
+		s.waitPhase(ctx, "Blocked/Forbidden")
+		Expect(s.record(ctx).Status.Message).To(ContainSubstring(s.ns("a") + "/w1"))
+		Expect(s.eventReasons(ctx)).To(ContainElement("Blocked"))
+		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name(), "CSV", "ClusterRole forbidden-role", "ClusterRoleBinding forbidden-role", "Widget " + s.ns("a") + "/w1"}))
+
+		By("granting delete on the operands' group")
+		granted := &rbacv1.ClusterRole{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: "csv-cleaner-restricted"}, granted)).To(Succeed())
+		base := granted.DeepCopy()
+		granted.Rules = append(granted.Rules, rbacv1.PolicyRule{APIGroups: []string{s.crd(0).Group}, Resources: []string{"*"}, Verbs: []string{"delete", "patch"}})
+		Expect(k8s.Patch(ctx, granted, client.MergeFrom(base))).To(Succeed())
+		s.csvGone(ctx)
+		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
+	})
+})
