@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,7 +77,7 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 		if res.deleted > 0 {
 			r.event(u.csv, corev1.EventTypeNormal, "OperandsDeleted", "Delete", "Deleted %d %s objects", res.deleted, s.Kind)
 		}
-		remaining := append(plan.Terminating, withFinalizers(plan.Delete)...)
+		remaining := slices.Concat(plan.Terminating, withFinalizers(plan.Delete))
 		u.rec.count(s.Kind, len(plan.Delete)+len(plan.Terminating), len(remaining), plan.Kept)
 		if len(remaining) > 0 {
 			left = append(left, waiting{scope: s, objs: remaining, plan: plan})
