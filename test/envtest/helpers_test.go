@@ -121,6 +121,24 @@ func (s *scenario) deleteCSV(ctx context.Context) {
 	Expect(k8s.Delete(ctx, csv)).To(Succeed())
 }
 
+// installWithOperand creates the install with one operand, a-<id>/w1, and
+// owned cluster RBAC, <id>-role, and waits for csv-cleaner's finalizer. The
+// scenario's policy is created first.
+func (s *scenario) installWithOperand(ctx context.Context) {
+	GinkgoHelper()
+	s.create(ctx)
+	s.operand(ctx, 0, s.ns("a"), "w1")
+	s.ownedRBAC(ctx, "role")
+	s.waitFinalizer(ctx)
+}
+
+// uninstall deletes the CSV and waits until it is gone.
+func (s *scenario) uninstall(ctx context.Context) {
+	GinkgoHelper()
+	s.deleteCSV(ctx)
+	s.csvGone(ctx)
+}
+
 func (s *scenario) csvGone(ctx context.Context) {
 	GinkgoHelper()
 	Eventually(func(ctx context.Context) error { _, err := s.getCSV(ctx); return err }).WithContext(ctx).Should(Satisfy(apierrors.IsNotFound))

@@ -19,10 +19,7 @@ var _ = Describe("A deletion that is not an uninstall", func() {
 	// owned cluster RBAC, and waits for csv-cleaner's finalizer.
 	setup := func(ctx SpecContext, s *scenario) []string {
 		s.createPolicy(ctx)
-		s.create(ctx)
-		s.operand(ctx, 0, s.ns("a"), "w1")
-		s.ownedRBAC(ctx, "role")
-		s.waitFinalizer(ctx)
+		s.installWithOperand(ctx)
 		return []string{"CRD " + s.crd(0).Name(), "ClusterRole " + s.id + "-role", "ClusterRoleBinding " + s.id + "-role", "Widget " + s.ns("a") + "/w1"}
 	}
 	setStatus := func(ctx SpecContext, s *scenario, phase operatorsv1alpha1.ClusterServiceVersionPhase, reason operatorsv1alpha1.ConditionReason) {
@@ -37,8 +34,7 @@ var _ = Describe("A deletion that is not an uninstall", func() {
 		s := newScenario("skip-replacing")
 		want := setup(ctx, s)
 		setStatus(ctx, s, operatorsv1alpha1.CSVPhaseReplacing, operatorsv1alpha1.CSVReasonBeingReplaced)
-		s.deleteCSV(ctx)
-		s.csvGone(ctx)
+		s.uninstall(ctx)
 		Expect(s.remaining(ctx)).To(Equal(want))
 		rec := s.record(ctx)
 		Expect(rec.Status.Phase).To(Equal(cleanupv1alpha1.PhaseSkipped))
@@ -53,8 +49,7 @@ var _ = Describe("A deletion that is not an uninstall", func() {
 		v2.Name = s.id + "-operator.v2.0.0"
 		v2.Spec.Replaces = s.install.CSVName
 		Expect(k8s.Create(ctx, v2)).To(Succeed())
-		s.deleteCSV(ctx)
-		s.csvGone(ctx)
+		s.uninstall(ctx)
 		Expect(s.remaining(ctx)).To(Equal(want))
 		Expect(s.phase(ctx)).To(Equal("Skipped/Upgrade"))
 	})
@@ -63,8 +58,7 @@ var _ = Describe("A deletion that is not an uninstall", func() {
 		s := newScenario("skip-copied")
 		want := setup(ctx, s)
 		setStatus(ctx, s, operatorsv1alpha1.CSVPhaseSucceeded, operatorsv1alpha1.CSVReasonCopied)
-		s.deleteCSV(ctx)
-		s.csvGone(ctx)
+		s.uninstall(ctx)
 		Expect(s.remaining(ctx)).To(Equal(want))
 		Expect(s.phase(ctx)).To(Equal("Skipped/Copied"))
 	})
@@ -80,8 +74,7 @@ var _ = Describe("A deletion that is not an uninstall", func() {
 		base := sub.DeepCopy()
 		sub.Status = operatorsv1alpha1.SubscriptionStatus{InstalledCSV: s.install.CSVName, CurrentCSV: s.install.CSVName, LastUpdated: metav1.Now()}
 		Expect(k8s.Status().Patch(ctx, sub, client.MergeFrom(base))).To(Succeed())
-		s.deleteCSV(ctx)
-		s.csvGone(ctx)
+		s.uninstall(ctx)
 		Expect(s.remaining(ctx)).To(Equal(want))
 		Expect(s.phase(ctx)).To(Equal("Skipped/Reinstall"))
 
@@ -91,8 +84,7 @@ var _ = Describe("A deletion that is not an uninstall", func() {
 		csv := s.install.CSV()
 		Expect(k8s.Create(ctx, csv)).To(Succeed())
 		s.waitFinalizer(ctx)
-		s.deleteCSV(ctx)
-		s.csvGone(ctx)
+		s.uninstall(ctx)
 		rec := s.record(ctx)
 		Expect(rec.Status.CSVUID).To(Equal(csv.UID))
 		Expect(rec.Status.CSVUID).NotTo(Equal(old))
@@ -121,8 +113,7 @@ var _ = Describe("Operands kept on purpose", func() {
 		base := csv.DeepCopy()
 		csv.Annotations[cleanup.OptOutAnnotation] = "true"
 		Expect(k8s.Patch(ctx, csv, client.MergeFrom(base))).To(Succeed())
-		s.deleteCSV(ctx)
-		s.csvGone(ctx)
+		s.uninstall(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name(), "Widget " + s.ns("a") + "/w1"}))
 		rec := s.record(ctx)
 		Expect(rec.Status.Phase).To(Equal(cleanupv1alpha1.PhaseCompleted))
@@ -137,8 +128,7 @@ var _ = Describe("Operands kept on purpose", func() {
 		s.operand(ctx, 0, s.ns("b"), "w2")
 		s.ownedRBAC(ctx, "role")
 		s.waitFinalizer(ctx)
-		s.deleteCSV(ctx)
-		s.csvGone(ctx)
+		s.uninstall(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name(), "Widget " + s.ns("a") + "/w1", "Widget " + s.ns("b") + "/w2"}))
 		Expect(kept(s.record(ctx), "Widget."+s.crd(0).Group)).To(Equal([]string{"PolicyOrphan=2"}))
 	})
@@ -148,12 +138,8 @@ var _ = Describe("Operands kept on purpose", func() {
 		s.createPolicy(ctx, func(p *cleanupv1alpha1.CleanupPolicySpec) {
 			p.Operands, p.ClusterRBAC, p.Webhooks = cleanupv1alpha1.Orphan, cleanupv1alpha1.Orphan, cleanupv1alpha1.Orphan
 		})
-		s.create(ctx)
-		s.operand(ctx, 0, s.ns("a"), "w1")
-		s.ownedRBAC(ctx, "role")
-		s.waitFinalizer(ctx)
-		s.deleteCSV(ctx)
-		s.csvGone(ctx)
+		s.installWithOperand(ctx)
+		s.uninstall(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name(), "ClusterRole " + s.id + "-role", "ClusterRoleBinding " + s.id + "-role", "Widget " + s.ns("a") + "/w1"}))
 	})
 })

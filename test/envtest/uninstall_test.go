@@ -83,8 +83,7 @@ var _ = Describe("An uninstall", func() {
 		s.operand(ctx, 0, s.ns("x"), "w1")
 		s.operand(ctx, 0, s.ns("y"), "w2")
 		s.waitFinalizer(ctx)
-		s.deleteCSV(ctx)
-		s.csvGone(ctx)
+		s.uninstall(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
 	})
 
@@ -92,12 +91,8 @@ var _ = Describe("An uninstall", func() {
 		s := newScenario("unproven")
 		s.install.CRDs[0].NoProvenance = true
 		s.createPolicy(ctx)
-		s.create(ctx)
-		s.operand(ctx, 0, s.ns("a"), "w1")
-		s.ownedRBAC(ctx, "role")
-		s.waitFinalizer(ctx)
-		s.deleteCSV(ctx)
-		s.csvGone(ctx)
+		s.installWithOperand(ctx)
+		s.uninstall(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name(), "Widget " + s.ns("a") + "/w1"}))
 		Expect(kept(s.record(ctx), "Widget."+s.crd(0).Group)).To(Equal([]string{"Unproven=1"}))
 
@@ -108,8 +103,7 @@ var _ = Describe("An uninstall", func() {
 		w.create(ctx)
 		w.operand(ctx, 0, w.ns("a"), "w1")
 		w.waitFinalizer(ctx)
-		w.deleteCSV(ctx)
-		w.csvGone(ctx)
+		w.uninstall(ctx)
 		Expect(w.remaining(ctx)).To(Equal([]string{"CRD " + w.crd(0).Name()}))
 	})
 
@@ -127,8 +121,7 @@ var _ = Describe("An uninstall", func() {
 		s.operand(ctx, 0, "common-shared", "both")
 		s.operand(ctx, 0, "b-shared2", "theirs")
 		s.waitFinalizer(ctx)
-		s.deleteCSV(ctx)
-		s.csvGone(ctx)
+		s.uninstall(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name(), "Widget b-shared2/theirs", "Widget common-shared/both"}))
 		Expect(kept(s.record(ctx), "Widget."+s.crd(0).Group)).To(Equal([]string{"OutsideTargets=1", "SharedWithCSV=1"}))
 	})
@@ -147,14 +140,12 @@ var _ = Describe("An uninstall", func() {
 		s.waitFinalizer(ctx)
 
 		By("uninstalling the first CSV while the second owns the CRD too")
-		s.deleteCSV(ctx)
-		s.csvGone(ctx)
+		s.uninstall(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD gizmos.cluster.example.com", "Gizmo gizmo-g1"}))
 		Expect(kept(s.record(ctx), "Gizmo.cluster.example.com")).To(Equal([]string{"SharedCRD=1"}))
 
 		By("uninstalling the last owner")
-		other.deleteCSV(ctx)
-		other.csvGone(ctx)
+		other.uninstall(ctx)
 		Expect(other.remaining(ctx)).To(Equal([]string{"CRD gizmos.cluster.example.com"}))
 	})
 
@@ -170,8 +161,7 @@ var _ = Describe("An uninstall", func() {
 		s.clusterRole(ctx, "og-admin", map[string]string{rbac.OwnerKey: s.install.OperatorGroupName(), rbac.OwnerNamespaceKey: key.Namespace, rbac.OwnerKindKey: "OperatorGroup"})
 		s.clusterRole(ctx, "widgets-v1-admin", nil)
 		s.waitFinalizer(ctx)
-		s.deleteCSV(ctx)
-		s.csvGone(ctx)
+		s.uninstall(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{
 			"CRD " + s.crd(0).Name(),
 			"ClusterRole labels-name-only", "ClusterRole labels-no-kind", "ClusterRole labels-og-admin",
@@ -202,8 +192,7 @@ var _ = Describe("An uninstall", func() {
 		Expect(k8s.Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "hooks-owned", Labels: owner}, Webhooks: mhook("m")})).To(Succeed())
 		Expect(k8s.Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "hooks-other"}, Webhooks: hook("o")})).To(Succeed())
 		s.waitFinalizer(ctx)
-		s.deleteCSV(ctx)
-		s.csvGone(ctx)
+		s.uninstall(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name(), "ValidatingWebhookConfiguration hooks-other"}))
 	})
 
@@ -215,8 +204,7 @@ var _ = Describe("An uninstall", func() {
 		s.operand(ctx, 0, s.ns("a"), "w1")
 		s.operand(ctx, 1, s.ns("outside"), "g-spared")
 		s.waitFinalizer(ctx)
-		s.deleteCSV(ctx)
-		s.csvGone(ctx)
+		s.uninstall(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD gadgets.crds.example.com", "Gadget outside-crds/g-spared"}))
 		Expect(kept(s.record(ctx), "CustomResourceDefinition.apiextensions.k8s.io")).To(Equal([]string{"HasInstances=1"}))
 	})
