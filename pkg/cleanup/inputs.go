@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get
 
 // classifyInput reads, live, what Classify needs.
 func (r *Reconciler) classifyInput(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (ClassifyInput, error) {

@@ -34,9 +34,9 @@ type Reconciler struct {
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=clusterserviceversions,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=operators.coreos.com,resources=subscriptions;operatorgroups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=operators.coreos.com,resources=subscriptions;operatorgroups,verbs=get;list
 // +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=cleanuppolicies,verbs=get;list;watch
-// +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=csvcleanups,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=csvcleanups,verbs=get;create
 // +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=csvcleanups/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
