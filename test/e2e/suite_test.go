@@ -25,6 +25,7 @@ func TestE2E(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(60 * time.Second)
 	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
+	EnforceDefaultTimeoutsWhenUsingContexts()
 	RunSpecs(t, "csv-cleaner end-to-end suite")
 }
 

@@ -40,6 +40,9 @@ func TestEnvtest(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(30 * time.Second)
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+	// Without this, Eventually(...).WithContext(ctx) waits for the spec's context
+	// alone, and a wait that never succeeds hangs until the suite times out.
+	EnforceDefaultTimeoutsWhenUsingContexts()
 	RunSpecs(t, "csv-cleaner envtest suite")
 }
 
