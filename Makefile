@@ -14,6 +14,8 @@ GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 
 # The control plane the tests and the demo run on (built from source, see hack/control-plane).
 CONTROL_PLANE := $(LOCALBIN)/etcd $(LOCALBIN)/kube-apiserver $(LOCALBIN)/kube-controller-manager
+# What the end-to-end tests' cluster adds: OLM, a catalog server and a fake node.
+E2E_TOOLS := $(LOCALBIN)/olm $(LOCALBIN)/catalog $(LOCALBIN)/opm $(LOCALBIN)/kwok
 export KUBEBUILDER_ASSETS ?= $(LOCALBIN)
 
 GO_LDFLAGS := -s -w -X main.version=$(VERSION)
@@ -76,9 +78,9 @@ $(CONTROL_PLANE): hack/control-plane/build.sh
 	hack/control-plane/build.sh $(LOCALBIN) $(notdir $@)
 
 .PHONY: e2e-tools
-e2e-tools: control-plane $(LOCALBIN)/olm $(LOCALBIN)/kwok ## Build OLM's olm operator (v0.46.0) and kwok (v0.8.0) into bin/ for the end-to-end cluster (once).
+e2e-tools: control-plane $(E2E_TOOLS) ## Build OLM's olm and catalog operators (v0.46.0), opm (v1.74.0) and kwok (v0.8.0) into bin/ for the end-to-end cluster (once).
 
-$(LOCALBIN)/olm $(LOCALBIN)/kwok: hack/control-plane/build.sh
+$(E2E_TOOLS): hack/control-plane/build.sh
 	@mkdir -p $(LOCALBIN)
 	hack/control-plane/build.sh $(LOCALBIN) $(notdir $@)
 

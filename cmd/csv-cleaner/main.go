@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -31,11 +32,15 @@ func main() {
 		legacy                           stringList
 		qps                              float64
 		burst, workers, deleteWorkers    int
+		lease                            leaseTimes
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the health probes bind to.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one replica acts at a time.")
 	flag.StringVar(&leaderNS, "leader-election-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the leader election lease; defaults to the pod's namespace.")
+	flag.DurationVar(&lease.duration, "leader-election-lease-duration", 15*time.Second, "How long a standby waits before it takes over a lease its leader stopped renewing.")
+	flag.DurationVar(&lease.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew its lease before it gives up leadership.")
+	flag.DurationVar(&lease.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease.")
 	flag.StringVar(&finalizer, "finalizer", cleanup.DefaultFinalizer, "Finalizer csv-cleaner puts on managed CSVs; give two instances different names.")
 	flag.Var(&legacy, "legacy-finalizer", "An earlier finalizer name of csv-cleaner's (repeatable): replaced on live CSVs, counted as ours on deleting ones.")
 	flag.Float64Var(&qps, "kube-api-qps", 50, "Requests per second csv-cleaner's client may send to the API server.")
@@ -51,7 +56,7 @@ func main() {
 	if err := run(options{
 		metricsAddr: metricsAddr, probeAddr: probeAddr, leaderElect: leaderElect, leaderNS: leaderNS,
 		finalizers: cleanup.Finalizers{Current: finalizer, Legacy: legacy},
-		qps:        float32(qps), burst: burst, workers: workers, deleteWorkers: deleteWorkers,
+		qps:        float32(qps), burst: burst, workers: workers, deleteWorkers: deleteWorkers, lease: lease,
 	}); err != nil {
 		log.Error(err, "csv-cleaner stopped")
 		os.Exit(1)
@@ -64,7 +69,10 @@ type options struct {
 	finalizers                       cleanup.Finalizers
 	qps                              float32
 	burst, workers, deleteWorkers    int
+	lease                            leaseTimes
 }
+
+type leaseTimes struct{ duration, renewDeadline, retryPeriod time.Duration }
 
 func run(o options) error {
 	log := ctrl.Log.WithName("setup")
@@ -84,6 +92,9 @@ func run(o options) error {
 		LeaderElectionID:              "csv-cleaner.cleanup.csv-cleaner.io",
 		LeaderElectionNamespace:       o.leaderNS,
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &o.lease.duration,
+		RenewDeadline:                 &o.lease.renewDeadline,
+		RetryPeriod:                   &o.lease.retryPeriod,
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)

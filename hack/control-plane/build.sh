@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the local control plane from source through the Go module proxy into
 # the folder given as $1: by default etcd, kube-apiserver and
-# kube-controller-manager; name olm and kwok to build those too (the
-# end-to-end tests' cluster). A binary already present is never rebuilt.
+# kube-controller-manager; name olm, catalog, opm and kwok to build those too
+# (the end-to-end tests' cluster). A binary already present is never rebuilt.
 set -euo pipefail
 
 out=$(cd "${1:?usage: build.sh BIN_DIR}" && pwd)
@@ -11,15 +11,15 @@ k8s_version=v1.37.1
 
 export CGO_ENABLED=0
 
-build() { # name, module dir, package, ldflags
-	local name=$1 dir=$2 pkg=$3 ldflags=${4:-}
+build() { # name, module dir, package, ldflags, build tags
+	local name=$1 dir=$2 pkg=$3 ldflags=${4:-} tags=${5:-}
 	if [[ -x "$out/$name" ]]; then
 		echo "control-plane: $name is already built ($out/$name)"
 		return
 	fi
 	echo "control-plane: building $name from $pkg (a cold build takes minutes) ..."
 	local start=$SECONDS
-	(cd "$here/$dir" && go build -trimpath -ldflags "-s -w $ldflags" -o "$out/$name.tmp" "$pkg")
+	(cd "$here/$dir" && go build -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$out/$name.tmp" "$pkg")
 	mv "$out/$name.tmp" "$out/$name"
 	echo "control-plane: built $name in $((SECONDS - start))s"
 }
@@ -40,6 +40,9 @@ for c in "${components[@]}"; do
 	kube-apiserver) build kube-apiserver kubernetes k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags" ;;
 	kube-controller-manager) build kube-controller-manager kubernetes k8s.io/kubernetes/cmd/kube-controller-manager "$k8s_ldflags" ;;
 	olm) build olm olm github.com/operator-framework/operator-lifecycle-manager/cmd/olm ;;
+	catalog) build catalog olm github.com/operator-framework/operator-lifecycle-manager/cmd/catalog ;;
+	# opm serves file-based catalogs; its sqlite driver needs cgo.
+	opm) CGO_ENABLED=1 build opm opm github.com/operator-framework/operator-registry/cmd/opm "" json1,containers_image_openpgp ;;
 	kwok) build kwok kwok sigs.k8s.io/kwok/cmd/kwok ;;
 	*) echo "control-plane: unknown component $c" >&2; exit 2 ;;
 	esac

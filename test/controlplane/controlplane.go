@@ -38,7 +38,9 @@ type ControlPlane struct {
 	Kubeconfig string
 	LogDir     string
 	kcm        *Process
-	dir        string
+	// apiServer is kube-apiserver once RestartAPIServer restarted it.
+	apiServer *Process
+	dir       string
 }
 
 // RepoRoot is the repository's top folder, found from this source file.
@@ -104,7 +106,7 @@ func Start(opts Options) (*ControlPlane, error) {
 }
 
 func (cp *ControlPlane) startControllerManager(binDir string) error {
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return err
 	}
@@ -128,6 +130,12 @@ func (cp *ControlPlane) Stop() error {
 		// kube-controller-manager exits non-zero on SIGTERM: that says nothing here.
 		_ = cp.kcm.Stop(10 * time.Second)
 	}
+	if cp.apiServer != nil {
+		// Stop the restarted kube-apiserver before envtest stops etcd.
+		if err := cp.apiServer.Stop(30 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if err := cp.Env.Stop(); err != nil {
 		errs = append(errs, fmt.Errorf("stopping etcd and kube-apiserver: %w", err))
 	}
@@ -137,7 +145,8 @@ func (cp *ControlPlane) Stop() error {
 	return errors.Join(errs...)
 }
 
-func freePort() (int, error) {
+// FreePort is a TCP port on loopback that nothing listens on right now.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("finding a free port: %w", err)

@@ -5,35 +5,30 @@ package e2e_test
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/csv-cleaner/csv-cleaner/test/cluster"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
-var _ = Describe("The local cluster", func() {
-	It("runs real OLM, which evaluates a CSV's requirements", func(ctx SpecContext) {
-		in := fixtures.Install{Namespace: "smoke-op", CSVName: "smoke-operator.v1.0.0", Targets: []string{"smoke-a"},
-			CRDs: []fixtures.CRD{{Group: "smoke.example.com", Kind: "Widget", Plural: "widgets"}}}
-		for _, ns := range append([]string{in.Namespace}, in.Targets...) {
-			Expect(kc.Client.Create(ctx, fixtures.Namespace(ns))).To(Succeed())
+var smoke = samplePackage("smoke")
+
+var _ = Describe("The cluster", func() {
+	It("installs a package through a Subscription with what csv-cleaner relies on OLM to do", func(ctx SpecContext) {
+		in := newInstall(smoke)
+		csv := in.create(ctx)
+		By("OLM's own finalizer, the CRD's provenance, cluster RBAC with owner labels, and namespaced objects owned by the CSV")
+		Expect(csv.Finalizers).To(ContainElements("operators.coreos.com/csv-cleanup", cleanup.DefaultFinalizer))
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		Expect(kc.Client.Get(ctx, client.ObjectKey{Name: in.crd().Name()}, crd)).To(Succeed())
+		Expect(cleanup.Provenance(crd.Annotations)).To(ConsistOf(in.csvKey()))
+		Expect(in.remaining(ctx)).To(Equal(in.installed()))
+		for _, o := range []client.Object{&appsv1.Deployment{}, &corev1.ServiceAccount{}} {
+			Expect(kc.Client.Get(ctx, client.ObjectKey{Namespace: in.sub.Namespace, Name: fixtures.SampleServiceAccount}, o)).To(Succeed())
+			Expect(o.GetOwnerReferences()).To(ContainElement(And(HaveField("Kind", "ClusterServiceVersion"), HaveField("UID", csv.UID))))
 		}
-		Expect(fixtures.CreateCRD(ctx, kc.Client, in.CRDObject(in.CRDs[0]))).To(Succeed())
-		Expect(kc.Client.Create(ctx, in.OperatorGroup())).To(Succeed())
-		Expect(kc.Client.Create(ctx, in.SampleCSV(cluster.NodeName))).To(Succeed())
-		// OLM's olm operator checks the requirements; the ServiceAccount and RBAC of
-		// the CSV's permissions come from the catalog operator's InstallPlan, which
-		// this cluster does not run yet.
-		Eventually(func(g Gomega) {
-			csv := &operatorsv1alpha1.ClusterServiceVersion{}
-			g.Expect(kc.Client.Get(ctx, in.Key(), csv)).To(Succeed())
-			g.Expect(csv.Status.Reason).To(Equal(operatorsv1alpha1.CSVReasonRequirementsNotMet))
-			g.Expect(csv.Status.RequirementStatus).To(ContainElement(And(
-				HaveField("Kind", "ServiceAccount"), HaveField("Name", fixtures.SampleServiceAccount),
-				HaveField("Status", operatorsv1alpha1.RequirementStatusReasonNotPresent))))
-			g.Expect(csv.Status.RequirementStatus).To(ContainElement(And(
-				HaveField("Kind", "CustomResourceDefinition"), HaveField("Name", in.CRDs[0].Name()),
-				HaveField("Status", operatorsv1alpha1.RequirementStatusReasonPresent))))
-		}).WithContext(ctx).Should(Succeed())
 	})
 })

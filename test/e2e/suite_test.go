@@ -17,9 +17,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
+	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
-var kc *cluster.Cluster
+var (
+	kc *cluster.Cluster
+	// cleaner is csv-cleaner; one replica runs between specs.
+	cleaner *cluster.Cleaner
+)
+
+// catalogName is the CatalogSource of the sample packages.
+const catalogName = "e2e-samples"
 
 func TestE2E(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -34,12 +42,27 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	var err error
 	kc, err = cluster.Start(ctx, "")
 	Expect(err).NotTo(HaveOccurred())
+	var pkgs []fixtures.Package
+	for _, p := range packages {
+		p.NodeName = kc.NodeName
+		pkgs = append(pkgs, p)
+	}
+	_, err = kc.ServeCatalog(ctx, catalogName, pkgs...)
+	Expect(err).NotTo(HaveOccurred())
+	cleaner, err = kc.Cleaner(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(cleaner.Scale(ctx, 1)).To(Succeed())
 }, NodeTimeout(3*time.Minute))
 
 var _ = AfterSuite(func() {
 	if kc != nil {
 		Expect(kc.Stop()).To(Succeed())
 	}
+})
+
+// Each spec leaves one csv-cleaner replica running, whatever it did to them.
+var _ = AfterEach(func(ctx SpecContext) {
+	Expect(cleaner.Scale(ctx, 1)).To(Succeed())
 })
 
 // Print the end of every log the harness keeps when a spec fails.

@@ -3,4 +3,7 @@
 // Package tools pins the OLM commands this module builds.
 package tools
 
-import _ "github.com/operator-framework/operator-lifecycle-manager/cmd/olm"
+import (
+	_ "github.com/operator-framework/operator-lifecycle-manager/cmd/catalog"
+	_ "github.com/operator-framework/operator-lifecycle-manager/cmd/olm"
+)

@@ -1,0 +1,289 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
+)
+
+// The csv-cleaner an existing cluster runs (installed from its bundle).
+const (
+	EnvCleanerNamespace  = "E2E_CLEANER_NAMESPACE"
+	EnvCleanerDeployment = "E2E_CLEANER_DEPLOYMENT"
+)
+
+// LeaseName is csv-cleaner's leader election lease.
+const LeaseName = "csv-cleaner.cleanup.csv-cleaner.io"
+
+// Cleaner runs csv-cleaner: on the local cluster as bin/csv-cleaner
+// processes with leader election, on an existing cluster as the replicas
+// of its Deployment.
+type Cleaner struct {
+	c          *Cluster
+	Namespace  string
+	Deployment string
+	// Args are extra flags of the local processes.
+	Args  []string
+	procs []*cleanerProcess
+	seq   int
+}
+
+type cleanerProcess struct {
+	*controlplane.Process
+	metrics, probe string
+}
+
+// Cleaner returns the csv-cleaner of the cluster, with none running on the
+// local cluster.
+func (c *Cluster) Cleaner(ctx context.Context) (*Cleaner, error) {
+	cl := &Cleaner{c: c, Namespace: envOr(EnvCleanerNamespace, "csv-cleaner"), Deployment: envOr(EnvCleanerDeployment, "csv-cleaner")}
+	if !c.Local() {
+		dep := &appsv1.Deployment{}
+		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: cl.Namespace, Name: cl.Deployment}, dep); err != nil {
+			return nil, fmt.Errorf("finding csv-cleaner's Deployment %s/%s (set %s and %s): %w",
+				cl.Namespace, cl.Deployment, EnvCleanerNamespace, EnvCleanerDeployment, err)
+		}
+		return cl, nil
+	}
+	if err := client.IgnoreAlreadyExists(c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cl.Namespace}})); err != nil {
+		return nil, fmt.Errorf("creating namespace %s: %w", cl.Namespace, err)
+	}
+	return cl, nil
+}
+
+// Scale runs n replicas of csv-cleaner and returns once they are ready:
+// locally, it stops processes with SIGTERM (newest first) or starts new ones.
+func (cl *Cleaner) Scale(ctx context.Context, n int) error {
+	if !cl.c.Local() {
+		return cl.scaleDeployment(ctx, n)
+	}
+	var errs []error
+	for len(cl.procs) > n {
+		p := cl.procs[len(cl.procs)-1]
+		cl.procs = cl.procs[:len(cl.procs)-1]
+		if err := p.Stop(30 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for len(cl.procs) < n {
+		p, err := cl.start()
+		if err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		cl.procs = append(cl.procs, p)
+	}
+	for _, p := range cl.procs {
+		if err := p.waitReady(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (cl *Cleaner) start() (*cleanerProcess, error) {
+	ports := make([]int, 2)
+	for i := range ports {
+		p, err := controlplane.FreePort()
+		if err != nil {
+			return nil, err
+		}
+		ports[i] = p
+	}
+	cl.seq++
+	p := &cleanerProcess{metrics: "127.0.0.1:" + strconv.Itoa(ports[0]), probe: "127.0.0.1:" + strconv.Itoa(ports[1])}
+	args := append([]string{
+		"--kubeconfig=" + cl.c.Kubeconfig,
+		"--metrics-bind-address=" + p.metrics, "--health-probe-bind-address=" + p.probe,
+		"--leader-elect", "--leader-election-namespace=" + cl.Namespace,
+		// A standby takes over within 4 s of a crashed leader's last renewal.
+		"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=500ms",
+	}, cl.Args...)
+	var err error
+	p.Process, err = cl.c.startProcess(fmt.Sprintf("csv-cleaner-%d", cl.seq), filepath.Join(cl.c.BinDir, "csv-cleaner"), args, nil)
+	return p, err
+}
+
+func (p *cleanerProcess) waitReady(ctx context.Context) error {
+	err := controlplane.WaitFor(ctx, time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if p.Exited() {
+			return false, fmt.Errorf("%s exited", p.Name)
+		}
+		code, _, err := get(ctx, "http://"+p.probe+"/readyz")
+		return err == nil && code == http.StatusOK, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s to be ready (see %s.log): %w", p.Name, p.Name, err)
+	}
+	return nil
+}
+
+// leader reports whether the process holds the lease, from its metrics.
+func (p *cleanerProcess) leader(ctx context.Context) bool {
+	code, body, err := get(ctx, "http://"+p.metrics+"/metrics")
+	if err != nil || code != http.StatusOK {
+		return false
+	}
+	want := `leader_election_master_status{name="` + LeaseName + `"} 1`
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		if sc.Text() == want {
+			return true
+		}
+	}
+	return false
+}
+
+func get(ctx context.Context, url string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var b strings.Builder
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		b.WriteString(sc.Text())
+		b.WriteByte('\n')
+	}
+	return resp.StatusCode, b.String(), sc.Err()
+}
+
+// Crash kills every replica at once, without a chance to clean up: SIGKILL
+// locally, pods deleted with no grace period on an existing cluster (where
+// the Deployment starts new ones).
+func (cl *Cleaner) Crash(ctx context.Context) error {
+	if !cl.c.Local() {
+		return cl.c.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(cl.Namespace),
+			client.MatchingLabels(cl.podLabels(ctx)), client.GracePeriodSeconds(0))
+	}
+	for _, p := range cl.procs {
+		p.Kill()
+	}
+	cl.procs = nil
+	return nil
+}
+
+// KillLeader waits until one replica holds the lease and kills it with no
+// grace: the other replicas must take over. It returns the leader's name.
+func (cl *Cleaner) KillLeader(ctx context.Context) (string, error) {
+	var name string
+	err := controlplane.WaitFor(ctx, time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if !cl.c.Local() {
+			lease := &coordinationv1.Lease{}
+			if err := cl.c.Client.Get(ctx, client.ObjectKey{Namespace: cl.Namespace, Name: LeaseName}, lease); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+			if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+				return false, nil
+			}
+			// controller-runtime's identity is <hostname>_<uuid>; a pod's hostname is its name.
+			name, _, _ = strings.Cut(*lease.Spec.HolderIdentity, "_")
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: cl.Namespace, Name: name}}
+			return true, cl.c.Client.Delete(ctx, pod, client.GracePeriodSeconds(0))
+		}
+		for i, p := range cl.procs {
+			if p.leader(ctx) {
+				name = p.Name
+				p.Kill()
+				cl.procs = append(cl.procs[:i], cl.procs[i+1:]...)
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("waiting for a csv-cleaner leader: %w", err)
+	}
+	return name, nil
+}
+
+// Leader waits until a replica holds the lease and returns its name.
+func (cl *Cleaner) Leader(ctx context.Context) (string, error) {
+	var name string
+	err := controlplane.WaitFor(ctx, time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if !cl.c.Local() {
+			lease := &coordinationv1.Lease{}
+			if err := cl.c.Client.Get(ctx, client.ObjectKey{Namespace: cl.Namespace, Name: LeaseName}, lease); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+			if lease.Spec.HolderIdentity != nil {
+				name, _, _ = strings.Cut(*lease.Spec.HolderIdentity, "_")
+			}
+			return name != "", nil
+		}
+		for _, p := range cl.procs {
+			if p.leader(ctx) {
+				name = p.Name
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	return name, err
+}
+
+func (cl *Cleaner) podLabels(ctx context.Context) map[string]string {
+	dep := &appsv1.Deployment{}
+	if err := cl.c.Client.Get(ctx, client.ObjectKey{Namespace: cl.Namespace, Name: cl.Deployment}, dep); err != nil || dep.Spec.Selector == nil {
+		return map[string]string{"app.kubernetes.io/name": "csv-cleaner"}
+	}
+	return dep.Spec.Selector.MatchLabels
+}
+
+// scaleDeployment sets the Deployment's scale subresource and waits until
+// exactly n replicas are ready and no others run.
+func (cl *Cleaner) scaleDeployment(ctx context.Context, n int) error {
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: cl.Namespace, Name: cl.Deployment}}
+	scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: int32(n)}}
+	if err := cl.c.Client.SubResource("scale").Update(ctx, dep, client.WithSubResourceBody(scale)); err != nil {
+		return fmt.Errorf("scaling %s/%s to %d: %w", cl.Namespace, cl.Deployment, n, err)
+	}
+	return controlplane.WaitFor(ctx, 3*time.Minute, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if err := cl.c.Client.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+			return false, err
+		}
+		pods := &corev1.PodList{}
+		if err := cl.c.Client.List(ctx, pods, client.InNamespace(cl.Namespace), client.MatchingLabels(cl.podLabels(ctx))); err != nil {
+			return false, err
+		}
+		st := dep.Status
+		return st.ObservedGeneration == dep.Generation && int(st.ReadyReplicas) == n && int(st.Replicas) == n && len(pods.Items) == n, nil
+	})
+}
+
+// SampleOperator builds and starts the sample operator (test/sampleoperator)
+// as its own process, authenticated as serviceAccount (namespace/name) by
+// impersonation, managing kind in group in the given namespaces.
+func (c *Cluster) SampleOperator(name, group, kind, serviceAccount string, namespaces ...string) (*controlplane.Process, error) {
+	bin := filepath.Join(c.LogDir, "sample-operator")
+	if _, err := os.Stat(bin); err != nil {
+		if err := build(bin, "./test/sampleoperator"); err != nil {
+			return nil, err
+		}
+	}
+	return c.startProcess(name, bin, []string{
+		"--kubeconfig=" + c.Kubeconfig, "--group=" + group, "--kind=" + kind,
+		"--as-service-account=" + serviceAccount, "--namespaces=" + strings.Join(namespaces, ","),
+	}, nil)
+}

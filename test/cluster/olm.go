@@ -1,0 +1,114 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
+	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
+)
+
+// Subscription is an install through OLM: an OperatorGroup and a
+// Subscription to a package of a catalog, in the operator's namespace.
+type Subscription struct {
+	Namespace string
+	Package   fixtures.Package
+	// Catalog is the CatalogSource's name (in OLM's namespace).
+	Catalog string
+	// Targets of the OperatorGroup; [""] means all namespaces.
+	Targets []string
+	// StartingCSV is the version to install first ("" installs the head).
+	StartingCSV string
+	// Manual makes every InstallPlan wait for ApproveInstallPlan.
+	Manual bool
+}
+
+// OperatorGroup is the install's OperatorGroup.
+func (s Subscription) OperatorGroup() *operatorsv1.OperatorGroup {
+	og := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Name: s.Namespace, Namespace: s.Namespace}}
+	if len(s.Targets) != 1 || s.Targets[0] != "" {
+		og.Spec.TargetNamespaces = s.Targets
+	}
+	return og
+}
+
+// Key is the Subscription's namespace/name.
+func (s Subscription) Key() types.NamespacedName {
+	return types.NamespacedName{Namespace: s.Namespace, Name: s.Package.Name}
+}
+
+// CSVKey is the key of one of the package's CSVs in the operator's namespace.
+func (s Subscription) CSVKey(name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: s.Namespace, Name: name}
+}
+
+// Subscribe creates the OperatorGroup and the Subscription; the namespaces must exist.
+func (c *Cluster) Subscribe(ctx context.Context, s Subscription) error {
+	if err := c.Client.Create(ctx, s.OperatorGroup()); err != nil {
+		return fmt.Errorf("creating the OperatorGroup of %s: %w", s.Namespace, err)
+	}
+	sub := &operatorsv1alpha1.Subscription{
+		ObjectMeta: metav1.ObjectMeta{Name: s.Package.Name, Namespace: s.Namespace},
+		Spec: &operatorsv1alpha1.SubscriptionSpec{
+			CatalogSource: s.Catalog, CatalogSourceNamespace: c.OLMNamespace,
+			Package: s.Package.Name, Channel: fixtures.Channel, StartingCSV: s.StartingCSV,
+			InstallPlanApproval: operatorsv1alpha1.ApprovalAutomatic,
+		},
+	}
+	if s.Manual {
+		sub.Spec.InstallPlanApproval = operatorsv1alpha1.ApprovalManual
+	}
+	if err := c.Client.Create(ctx, sub); err != nil {
+		return fmt.Errorf("creating Subscription %s: %w", s.Key(), err)
+	}
+	return nil
+}
+
+// ApproveInstallPlan approves the InstallPlan in ns that installs csvName,
+// once OLM has made it.
+func (c *Cluster) ApproveInstallPlan(ctx context.Context, ns, csvName string) error {
+	return controlplane.WaitFor(ctx, time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		plans := &operatorsv1alpha1.InstallPlanList{}
+		if err := c.Client.List(ctx, plans, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		for i := range plans.Items {
+			ip := &plans.Items[i]
+			for _, name := range ip.Spec.ClusterServiceVersionNames {
+				if name != csvName {
+					continue
+				}
+				if ip.Spec.Approved {
+					return true, nil
+				}
+				base := ip.DeepCopy()
+				ip.Spec.Approved = true
+				return true, c.Client.Patch(ctx, ip, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+			}
+		}
+		return false, nil
+	})
+}
+
+// WaitForCSVPhase waits until the CSV reaches phase and returns it.
+func (c *Cluster) WaitForCSVPhase(ctx context.Context, key types.NamespacedName, phase operatorsv1alpha1.ClusterServiceVersionPhase) (*operatorsv1alpha1.ClusterServiceVersion, error) {
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	err := controlplane.WaitFor(ctx, 2*time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if err := c.Client.Get(ctx, key, csv); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return csv.Status.Phase == phase, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for CSV %s to reach phase %s (now %q, %s: %s): %w",
+			key, phase, csv.Status.Phase, csv.Status.Reason, csv.Status.Message, err)
+	}
+	return csv, nil
+}

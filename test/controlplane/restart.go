@@ -1,0 +1,103 @@
+package controlplane
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// RestartAPIServer stops kube-apiserver with SIGTERM, waits until it has
+// exited, and starts it again with the same command line, so with the same
+// port, certificates and etcd: clients reconnect to it as they would to a
+// restarted API server of a real cluster. down runs while it is stopped.
+func (cp *ControlPlane) RestartAPIServer(ctx context.Context, down func()) error {
+	pid, args, err := cp.apiServerProcess()
+	if err != nil {
+		return err
+	}
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		return fmt.Errorf("finding kube-apiserver (pid %d): %w", pid, err)
+	}
+	if cp.apiServer != nil {
+		err = cp.apiServer.Stop(30 * time.Second)
+	} else {
+		err = proc.Signal(syscall.SIGTERM)
+	}
+	if err != nil {
+		return fmt.Errorf("stopping kube-apiserver: %w", err)
+	}
+	// envtest started the first one and reaps it; wait for it to be gone.
+	if err := WaitFor(ctx, 30*time.Second, 50*time.Millisecond, func(context.Context) (bool, error) {
+		return proc.Signal(syscall.Signal(0)) != nil, nil
+	}); err != nil {
+		return fmt.Errorf("waiting for kube-apiserver (pid %d) to exit: %w", pid, err)
+	}
+	if down != nil {
+		down()
+	}
+	if cp.apiServer, err = StartProcess("kube-apiserver", args[0], args[1:], nil, cp.LogDir); err != nil {
+		return err
+	}
+	return cp.waitHealthy(ctx)
+}
+
+// apiServerProcess finds the running kube-apiserver of this control plane
+// by its certificate folder, which only it uses.
+func (cp *ControlPlane) apiServerProcess() (int, []string, error) {
+	if cp.apiServer != nil && !cp.apiServer.Exited() {
+		return cp.apiServer.Pid(), cp.apiServer.cmd.Args, nil
+	}
+	certDir := "--cert-dir=" + cp.Env.ControlPlane.APIServer.CertDir
+	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil {
+		return 0, nil, fmt.Errorf("listing processes: %w", err)
+	}
+	for _, p := range procs {
+		raw, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(raw, []byte(certDir)) {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+		if filepath.Base(args[0]) != "kube-apiserver" {
+			continue
+		}
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		if err != nil {
+			continue
+		}
+		return pid, args, nil
+	}
+	return 0, nil, errors.New("kube-apiserver of this control plane is not running")
+}
+
+// waitHealthy waits until kube-apiserver answers /readyz.
+func (cp *ControlPlane) waitHealthy(ctx context.Context) error {
+	httpClient, err := rest.HTTPClientFor(cp.Config)
+	if err != nil {
+		return fmt.Errorf("creating an HTTP client: %w", err)
+	}
+	url := strings.TrimRight(cp.Config.Host, "/") + "/readyz"
+	return WaitFor(ctx, time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			return false, nil
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+}
