@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
@@ -155,6 +156,19 @@ func (in *install) phase(ctx context.Context) string {
 		return "no record: " + err.Error()
 	}
 	return string(rec.Status.Phase) + "/" + rec.Status.Reason
+}
+
+// describe is the record's status as YAML, for failure messages.
+func (in *install) describe(ctx context.Context) string {
+	rec, err := in.record(ctx)
+	if err != nil {
+		return err.Error()
+	}
+	out, err := yaml.Marshal(rec.Status)
+	if err != nil {
+		return err.Error()
+	}
+	return "\n" + string(out)
 }
 
 func (in *install) waitPhase(ctx context.Context, want string) {
