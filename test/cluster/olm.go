@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
@@ -71,29 +72,28 @@ func (c *Cluster) Subscribe(ctx context.Context, s Subscription) error {
 	return nil
 }
 
-// ApproveInstallPlan approves the InstallPlan in ns that installs csvName,
-// once OLM has made it.
-func (c *Cluster) ApproveInstallPlan(ctx context.Context, ns, csvName string) error {
+// ApproveInstallPlan approves the InstallPlan that installs csvName, as a
+// user does: the one the Subscription in ns names in its status, once OLM
+// has made it and it waits for approval.
+func (c *Cluster) ApproveInstallPlan(ctx context.Context, s Subscription, csvName string) error {
 	return controlplane.WaitFor(ctx, time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
-		plans := &operatorsv1alpha1.InstallPlanList{}
-		if err := c.Client.List(ctx, plans, client.InNamespace(ns)); err != nil {
+		sub := &operatorsv1alpha1.Subscription{}
+		if err := c.Client.Get(ctx, s.Key(), sub); err != nil {
 			return false, err
 		}
-		for i := range plans.Items {
-			ip := &plans.Items[i]
-			for _, name := range ip.Spec.ClusterServiceVersionNames {
-				if name != csvName {
-					continue
-				}
-				if ip.Spec.Approved {
-					return true, nil
-				}
-				base := ip.DeepCopy()
-				ip.Spec.Approved = true
-				return true, c.Client.Patch(ctx, ip, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-			}
+		if sub.Status.InstallPlanRef == nil {
+			return false, nil
 		}
-		return false, nil
+		ip := &operatorsv1alpha1.InstallPlan{}
+		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: sub.Status.InstallPlanRef.Name}, ip); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		if !slices.Contains(ip.Spec.ClusterServiceVersionNames, csvName) || ip.Status.Phase != operatorsv1alpha1.InstallPlanPhaseRequiresApproval {
+			return false, nil
+		}
+		base := ip.DeepCopy()
+		ip.Spec.Approved = true
+		return true, c.Client.Patch(ctx, ip, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 	})
 }
 

@@ -85,8 +85,7 @@ var _ = Describe("A crash of csv-cleaner", func() {
 func terminating(ctx context.Context, in *install, namespaces ...string) int {
 	n := 0
 	for _, ns := range namespaces {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(in.crd().GVK().GroupVersion().WithKind("WidgetList"))
+		list := widgetList(in)
 		Expect(kc.Client.List(ctx, list, client.InNamespace(ns))).To(Succeed())
 		for _, o := range list.Items {
 			if o.GetDeletionTimestamp() != nil {
@@ -118,8 +117,7 @@ func release(ctx context.Context, in *install, kinds ...string) {
 	want := func(k string) bool { return len(kinds) == 0 || contains(kinds, k) }
 	var objs []client.Object
 	if want("Widget") {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(in.crd().GVK().GroupVersion().WithKind("WidgetList"))
+		list := widgetList(in)
 		Expect(kc.Client.List(ctx, list)).To(Succeed())
 		for i := range list.Items {
 			objs = append(objs, &list.Items[i])
@@ -140,6 +138,13 @@ func release(ctx context.Context, in *install, kinds ...string) {
 		controllerutil.RemoveFinalizer(o, hold)
 		Expect(client.IgnoreNotFound(kc.Client.Patch(ctx, o, patch))).To(Succeed())
 	}
+}
+
+// widgetList is an empty list of the install's widgets.
+func widgetList(in *install) *unstructured.UnstructuredList {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(in.crd().GVK().GroupVersion().WithKind(in.crd().Kind + "List"))
+	return list
 }
 
 func contains(list []string, s string) bool {

@@ -90,7 +90,7 @@ func (in *install) create(ctx context.Context, policy ...func(*cleanupv1alpha1.C
 	Expect(kc.Client.Create(ctx, p)).To(Succeed())
 	Expect(kc.Subscribe(ctx, in.sub)).To(Succeed())
 	if in.sub.Manual {
-		Expect(kc.ApproveInstallPlan(ctx, in.sub.Namespace, in.csv)).To(Succeed())
+		Expect(kc.ApproveInstallPlan(ctx, in.sub, in.csv)).To(Succeed())
 	}
 	csv, err := kc.WaitForCSVPhase(ctx, in.csvKey(), operatorsv1alpha1.CSVPhaseSucceeded)
 	Expect(err).NotTo(HaveOccurred())
