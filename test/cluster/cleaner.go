@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,11 +69,14 @@ func (c *Cluster) Cleaner(ctx context.Context) (*Cleaner, error) {
 }
 
 // Scale runs n replicas of csv-cleaner and returns once they are ready:
-// locally, it stops processes with SIGTERM (newest first) or starts new ones.
+// locally, it stops processes with SIGTERM (newest first) or starts new
+// ones, and replaces any that exited.
 func (cl *Cleaner) Scale(ctx context.Context, n int) error {
 	if !cl.c.Local() {
 		return cl.scaleDeployment(ctx, n)
 	}
+	// A replica that exited is replaced, as the kubelet restarts a container.
+	cl.procs = slices.DeleteFunc(cl.procs, func(p *cleanerProcess) bool { return p.Exited() })
 	var errs []error
 	for len(cl.procs) > n {
 		p := cl.procs[len(cl.procs)-1]
@@ -167,6 +171,17 @@ func get(ctx context.Context, url string) (int, string, error) {
 		b.WriteByte('\n')
 	}
 	return resp.StatusCode, b.String(), sc.Err()
+}
+
+// Exited counts the local replicas that exited since the last Scale.
+func (cl *Cleaner) Exited() int {
+	n := 0
+	for _, p := range cl.procs {
+		if p.Exited() {
+			n++
+		}
+	}
+	return n
 }
 
 // Crash kills every replica at once, without a chance to clean up: SIGKILL

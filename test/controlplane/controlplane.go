@@ -40,6 +40,7 @@ type ControlPlane struct {
 	kcm        *Process
 	// apiServer is kube-apiserver once RestartAPIServer restarted it.
 	apiServer *Process
+	apiLog    *os.File
 	dir       string
 }
 
@@ -81,6 +82,12 @@ func Start(opts Options) (*ControlPlane, error) {
 		Scheme:                cleanup.Scheme(),
 	}
 	cp := &ControlPlane{Env: env, LogDir: opts.LogDir, dir: dir}
+	apiLog, err := os.OpenFile(filepath.Join(opts.LogDir, "kube-apiserver.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening the log of kube-apiserver: %w", err)
+	}
+	cp.apiLog = apiLog
+	env.ControlPlane.GetAPIServer().Out, env.ControlPlane.GetAPIServer().Err = apiLog, apiLog
 	if cp.Config, err = env.Start(); err != nil {
 		return nil, fmt.Errorf("starting etcd and kube-apiserver: %w", err)
 	}
@@ -138,6 +145,9 @@ func (cp *ControlPlane) Stop() error {
 	}
 	if err := cp.Env.Stop(); err != nil {
 		errs = append(errs, fmt.Errorf("stopping etcd and kube-apiserver: %w", err))
+	}
+	if cp.apiLog != nil {
+		errs = append(errs, cp.apiLog.Close())
 	}
 	if os.Getenv("KEEP_CONTROL_PLANE_LOGS") == "" {
 		errs = append(errs, os.RemoveAll(cp.dir))

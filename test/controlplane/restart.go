@@ -19,8 +19,8 @@ import (
 // RestartAPIServer stops kube-apiserver with SIGTERM, waits until it has
 // exited, and starts it again with the same command line, so with the same
 // port, certificates and etcd: clients reconnect to it as they would to a
-// restarted API server of a real cluster. down runs while it is stopped.
-func (cp *ControlPlane) RestartAPIServer(ctx context.Context, down func()) error {
+// restarted API server of a real cluster.
+func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
 	pid, args, err := cp.apiServerProcess()
 	if err != nil {
 		return err
@@ -29,22 +29,22 @@ func (cp *ControlPlane) RestartAPIServer(ctx context.Context, down func()) error
 	if err != nil {
 		return fmt.Errorf("finding kube-apiserver (pid %d): %w", pid, err)
 	}
-	if cp.apiServer != nil {
-		err = cp.apiServer.Stop(30 * time.Second)
-	} else {
-		err = proc.Signal(syscall.SIGTERM)
-	}
-	if err != nil {
+	// kube-apiserver stops serving at once on SIGTERM, then waits up to its
+	// request timeout (60 s) for open connections to close; like the kubelet
+	// with a short termination grace period, give it 5 s before SIGKILL.
+	if err := proc.Signal(syscall.SIGTERM); err != nil {
 		return fmt.Errorf("stopping kube-apiserver: %w", err)
 	}
-	// envtest started the first one and reaps it; wait for it to be gone.
-	if err := WaitFor(ctx, 30*time.Second, 50*time.Millisecond, func(context.Context) (bool, error) {
-		return proc.Signal(syscall.Signal(0)) != nil, nil
-	}); err != nil {
-		return fmt.Errorf("waiting for kube-apiserver (pid %d) to exit: %w", pid, err)
+	if WaitFor(ctx, 5*time.Second, 50*time.Millisecond, func(context.Context) (bool, error) { return exited(pid), nil }) != nil {
+		if err := proc.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			return fmt.Errorf("killing kube-apiserver: %w", err)
+		}
+		if err := WaitFor(ctx, 30*time.Second, 50*time.Millisecond, func(context.Context) (bool, error) { return exited(pid), nil }); err != nil {
+			return fmt.Errorf("waiting for kube-apiserver (pid %d) to exit: %w", pid, err)
+		}
 	}
-	if down != nil {
-		down()
+	if cp.apiServer != nil {
+		<-cp.apiServer.done // reaped
 	}
 	if cp.apiServer, err = StartProcess("kube-apiserver", args[0], args[1:], nil, cp.LogDir); err != nil {
 		return err
@@ -100,4 +100,15 @@ func (cp *ControlPlane) waitHealthy(ctx context.Context) error {
 		_ = resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
 	})
+}
+
+// exited reports whether process pid is gone or a zombie.
+func exited(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// The state follows the command name in parentheses: "pid (comm) S ...".
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X'
 }
