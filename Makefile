@@ -63,11 +63,12 @@ verify-generated: controller-gen ## Fail when the generated files differ from wh
 		diff -r $$tmp/manifests manifests; diff -r $$tmp/api api; exit 1; fi
 
 .PHONY: test
-test: verify-generated vet control-plane ## Run the unit tests and the envtest suite on the local control plane.
+test: verify-generated vet control-plane e2e-tools ## Run the unit tests, the envtest suite and the end-to-end suite.
 	go test ./... -count=1
+	$(MAKE) --no-print-directory test-e2e
 
 .PHONY: test-e2e
-test-e2e: build e2e-tools ## Run the end-to-end suite on the local cluster with real OLM (work in progress: not yet part of make test).
+test-e2e: e2e-tools ## Run the end-to-end suite on the local cluster with real OLM (or on E2E_KUBECONFIG's cluster).
 	go test -tags e2e ./test/e2e/... -count=1 -timeout 30m
 
 .PHONY: control-plane

@@ -40,7 +40,9 @@ type Cleaner struct {
 	Namespace  string
 	Deployment string
 	// Args are extra flags of the local processes.
-	Args  []string
+	Args []string
+	// bin is csv-cleaner built from this checkout for the local processes.
+	bin   string
 	procs []*cleanerProcess
 	seq   int
 }
@@ -50,8 +52,8 @@ type cleanerProcess struct {
 	metrics, probe string
 }
 
-// Cleaner returns the csv-cleaner of the cluster, with none running on the
-// local cluster.
+// Cleaner returns the csv-cleaner of the cluster. On the local cluster it
+// builds csv-cleaner from this checkout and runs none yet.
 func (c *Cluster) Cleaner(ctx context.Context) (*Cleaner, error) {
 	cl := &Cleaner{c: c, Namespace: envOr(EnvCleanerNamespace, "csv-cleaner"), Deployment: envOr(EnvCleanerDeployment, "csv-cleaner")}
 	if !c.Local() {
@@ -65,7 +67,8 @@ func (c *Cluster) Cleaner(ctx context.Context) (*Cleaner, error) {
 	if err := client.IgnoreAlreadyExists(c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cl.Namespace}})); err != nil {
 		return nil, fmt.Errorf("creating namespace %s: %w", cl.Namespace, err)
 	}
-	return cl, nil
+	cl.bin = filepath.Join(c.LogDir, "csv-cleaner")
+	return cl, build(cl.bin, "./cmd/csv-cleaner")
 }
 
 // Scale runs n replicas of csv-cleaner and returns once they are ready:
@@ -119,7 +122,7 @@ func (cl *Cleaner) start() (*cleanerProcess, error) {
 		"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=500ms",
 	}, cl.Args...)
 	var err error
-	p.Process, err = cl.c.startProcess(fmt.Sprintf("csv-cleaner-%d", cl.seq), filepath.Join(cl.c.BinDir, "csv-cleaner"), args, nil)
+	p.Process, err = cl.c.startProcess(fmt.Sprintf("csv-cleaner-%d", cl.seq), cl.bin, args, nil)
 	return p, err
 }
 

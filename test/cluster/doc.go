@@ -1,5 +1,12 @@
-// Package cluster starts the end-to-end tests' local cluster: the control
-// plane of package controlplane (etcd, kube-apiserver, kube-controller-manager),
-// kwok with one fake node that runs pods pinned to it, and OLM's own olm
-// operator, all from binaries built into bin/ through the Go module proxy.
+// Package cluster is the end-to-end tests' cluster. Locally it starts the
+// control plane of package controlplane (etcd, kube-apiserver,
+// kube-controller-manager), kwok with one fake node that runs pods pinned to
+// it, and OLM's olm and catalog operators, all from binaries built into bin/
+// through the Go module proxy; with E2E_KUBECONFIG set it uses an existing
+// cluster instead and starts none of them.
+//
+// On either, it serves file-based catalogs with opm for OLM to install
+// from (ServeCatalog, Subscribe), runs csv-cleaner (Cleaner: processes
+// locally, the Deployment's scale subresource on an existing cluster), and
+// runs the sample operator as the ServiceAccount OLM made for it.
 package cluster

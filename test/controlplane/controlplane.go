@@ -40,7 +40,7 @@ type ControlPlane struct {
 	kcm        *Process
 	// apiServer is kube-apiserver once RestartAPIServer restarted it.
 	apiServer *Process
-	apiLog    *os.File
+	logs      []*os.File
 	dir       string
 }
 
@@ -82,12 +82,16 @@ func Start(opts Options) (*ControlPlane, error) {
 		Scheme:                cleanup.Scheme(),
 	}
 	cp := &ControlPlane{Env: env, LogDir: opts.LogDir, dir: dir}
-	apiLog, err := os.OpenFile(filepath.Join(opts.LogDir, "kube-apiserver.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("opening the log of kube-apiserver: %w", err)
+	// envtest's etcd and kube-apiserver log next to the other processes.
+	for _, name := range []string{"etcd", "kube-apiserver"} {
+		f, err := os.OpenFile(filepath.Join(opts.LogDir, name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("opening the log of %s: %w", name, err), cp.closeLogs())
+		}
+		cp.logs = append(cp.logs, f)
 	}
-	cp.apiLog = apiLog
-	env.ControlPlane.GetAPIServer().Out, env.ControlPlane.GetAPIServer().Err = apiLog, apiLog
+	env.ControlPlane.Etcd = &envtest.Etcd{Out: cp.logs[0], Err: cp.logs[0]}
+	env.ControlPlane.GetAPIServer().Out, env.ControlPlane.GetAPIServer().Err = cp.logs[1], cp.logs[1]
 	if cp.Config, err = env.Start(); err != nil {
 		return nil, fmt.Errorf("starting etcd and kube-apiserver: %w", err)
 	}
@@ -146,11 +150,17 @@ func (cp *ControlPlane) Stop() error {
 	if err := cp.Env.Stop(); err != nil {
 		errs = append(errs, fmt.Errorf("stopping etcd and kube-apiserver: %w", err))
 	}
-	if cp.apiLog != nil {
-		errs = append(errs, cp.apiLog.Close())
-	}
+	errs = append(errs, cp.closeLogs())
 	if os.Getenv("KEEP_CONTROL_PLANE_LOGS") == "" {
 		errs = append(errs, os.RemoveAll(cp.dir))
+	}
+	return errors.Join(errs...)
+}
+
+func (cp *ControlPlane) closeLogs() error {
+	var errs []error
+	for _, f := range cp.logs {
+		errs = append(errs, f.Close())
 	}
 	return errors.Join(errs...)
 }

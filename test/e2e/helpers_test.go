@@ -64,7 +64,7 @@ func newInstall(id string) *install {
 }
 
 func (in *install) ns(suffix string) string { return in.id + "-" + suffix }
-func (in *install) crd() fixtures.CRD     { return in.pkg.CRDs[0] }
+func (in *install) crd() fixtures.CRD       { return in.pkg.CRDs[0] }
 func (in *install) csvKey() types.NamespacedName {
 	return types.NamespacedName{Namespace: in.sub.Namespace, Name: in.csv}
 }

@@ -133,4 +133,3 @@ func widgetUIDs(ctx context.Context, in *install) map[types.NamespacedName]types
 	}
 	return out
 }
-
