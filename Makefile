@@ -74,14 +74,14 @@ test-e2e: e2e-tools ## Run the end-to-end suite on the local cluster with real O
 .PHONY: control-plane
 control-plane: $(CONTROL_PLANE) ## Build etcd, kube-apiserver and kube-controller-manager from source into bin/ (once).
 
-$(CONTROL_PLANE): hack/control-plane/build.sh
+$(CONTROL_PLANE): | hack/control-plane/build.sh
 	@mkdir -p $(LOCALBIN)
 	hack/control-plane/build.sh $(LOCALBIN) $(notdir $@)
 
 .PHONY: e2e-tools
 e2e-tools: control-plane $(E2E_TOOLS) ## Build OLM's olm and catalog operators (v0.46.0), opm (v1.74.0) and kwok (v0.8.0) into bin/ for the end-to-end cluster (once).
 
-$(E2E_TOOLS): hack/control-plane/build.sh
+$(E2E_TOOLS): | hack/control-plane/build.sh
 	@mkdir -p $(LOCALBIN)
 	hack/control-plane/build.sh $(LOCALBIN) $(notdir $@)
 
