@@ -6,12 +6,14 @@ import (
 	"os"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
 var version = "dev"
@@ -33,6 +35,8 @@ func main() {
 		qps                              float64
 		burst, workers, deleteWorkers    int
 		lease                            leaseTimes
+		rbacHold                         bool
+		holdFinalizer                    string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the health probes bind to.")
@@ -43,6 +47,8 @@ func main() {
 	flag.DurationVar(&lease.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease.")
 	flag.StringVar(&finalizer, "finalizer", cleanup.DefaultFinalizer, "Finalizer csv-cleaner puts on managed CSVs; give two instances different names.")
 	flag.Var(&legacy, "legacy-finalizer", "An earlier finalizer name of csv-cleaner's (repeatable): replaced on live CSVs, counted as ours on deleting ones.")
+	flag.BoolVar(&rbacHold, "rbac-hold", true, "Keep a managed operator's ClusterRoles and bindings in force until its operands are gone.")
+	flag.StringVar(&holdFinalizer, "rbac-hold-finalizer", rbac.HoldFinalizer, "Finalizer that holds the cluster RBAC; give two instances different names.")
 	flag.Float64Var(&qps, "kube-api-qps", 50, "Requests per second csv-cleaner's client may send to the API server.")
 	flag.IntVar(&burst, "kube-api-burst", 100, "Burst of requests csv-cleaner's client may send to the API server.")
 	flag.IntVar(&workers, "max-concurrent-reconciles", 4, "CSVs reconciled at once.")
@@ -56,7 +62,8 @@ func main() {
 	if err := run(options{
 		metricsAddr: metricsAddr, probeAddr: probeAddr, leaderElect: leaderElect, leaderNS: leaderNS,
 		finalizers: cleanup.Finalizers{Current: finalizer, Legacy: legacy},
-		qps:        float32(qps), burst: burst, workers: workers, deleteWorkers: deleteWorkers, lease: lease,
+		rbacHold:   holdFinalizer, noRBACHold: !rbacHold,
+		qps: float32(qps), burst: burst, workers: workers, deleteWorkers: deleteWorkers, lease: lease,
 	}); err != nil {
 		log.Error(err, "csv-cleaner stopped")
 		os.Exit(1)
@@ -70,6 +77,8 @@ type options struct {
 	qps                              float32
 	burst, workers, deleteWorkers    int
 	lease                            leaseTimes
+	rbacHold                         string
+	noRBACHold                       bool
 }
 
 type leaseTimes struct{ duration, renewDeadline, retryPeriod time.Duration }
@@ -101,6 +110,10 @@ func run(o options) error {
 	}
 	if err := cleanup.Setup(mgr, cleanup.SetupOptions{
 		Finalizers: o.finalizers, MaxConcurrentReconciles: o.workers, DeleteWorkers: o.deleteWorkers,
+		RBACHold: o.rbacHold, DisableRBACHold: o.noRBACHold,
+		// OLM sets OPERATOR_CONDITION_NAME, the CSV's name, in the pods of
+		// every operator it installs; the namespace comes from the Downward API.
+		Self: types.NamespacedName{Namespace: os.Getenv("POD_NAMESPACE"), Name: os.Getenv("OPERATOR_CONDITION_NAME")},
 	}); err != nil {
 		return err
 	}
@@ -110,6 +123,7 @@ func run(o options) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding the readiness check: %w", err)
 	}
-	log.Info("Starting csv-cleaner", "version", version, "finalizer", o.finalizers.Current, "legacyFinalizers", o.finalizers.Legacy, "leaderElection", o.leaderElect)
+	log.Info("Starting csv-cleaner", "version", version, "finalizer", o.finalizers.Current, "legacyFinalizers", o.finalizers.Legacy,
+		"rbacHold", o.rbacHold, "leaderElection", o.leaderElect)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }

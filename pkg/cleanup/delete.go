@@ -42,7 +42,7 @@ type step struct {
 func (r *Reconciler) reconcileDelete(ctx context.Context, cached *operatorsv1alpha1.ClusterServiceVersion, policy *cleanupv1alpha1.CleanupPolicy) (ctrl.Result, error) {
 	log := logr.FromContextOrDiscard(ctx)
 	if !r.Finalizers.HeldBy(cached.Finalizers) {
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.releaseRBAC(ctx, csvKey(cached))
 	}
 	csv := &operatorsv1alpha1.ClusterServiceVersion{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(cached), csv); err != nil {
@@ -118,6 +118,9 @@ func (r *Reconciler) skip(ctx context.Context, csv *operatorsv1alpha1.ClusterSer
 	logr.FromContextOrDiscard(ctx).Info("Releasing the CSV without deleting anything", "reason", v.SkipReason, "message", v.Message)
 	rec.skipped(v.SkipReason, v.Message, metav1.NewTime(now))
 	if err := r.save(ctx, rec); err != nil {
+		return err
+	}
+	if err := r.releaseRBAC(ctx, csvKey(csv)); err != nil {
 		return err
 	}
 	if err := r.patchFinalizers(ctx, csv, r.Finalizers.Remove); err != nil {

@@ -38,6 +38,10 @@ const (
 	BlockedTargetNamespacesUnknown = "TargetNamespacesUnknown"
 	BlockedForbidden               = "Forbidden"
 	BlockedOperandsRemaining       = "OperandsRemaining"
+	// BlockedOperatorUnavailable: operands with finalizers remain and the
+	// operator that would remove them is not running (its Deployment is gone,
+	// as after a foreground deletion, or not Available).
+	BlockedOperatorUnavailable = "OperatorUnavailable"
 )
 
 // Problem is bad input that blocks an uninstall until someone fixes it.

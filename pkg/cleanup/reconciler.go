@@ -8,6 +8,7 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
@@ -31,6 +32,13 @@ type Reconciler struct {
 	Finalizers Finalizers
 	// DeleteWorkers is how many deletes run at once; the client's rate limit still applies.
 	DeleteWorkers int
+	// RBACHold is the finalizer that keeps a managed CSV's ClusterRoles and
+	// bindings in force until its operands are gone; "" turns the hold off.
+	RBACHold string
+	// Self is csv-cleaner's own CSV (OPERATOR_CONDITION_NAME in the pod's
+	// namespace); when it is deleted csv-cleaner removes every finalizer it
+	// placed before its own. Empty when csv-cleaner was not installed by OLM.
+	Self types.NamespacedName
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=clusterserviceversions,verbs=get;list;watch;patch
@@ -41,16 +49,27 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile is the skeleton: fetch, decide whether a policy manages the CSV,
-// run the uninstall of a deleting CSV, else keep the finalizer right.
+// Reconcile is the skeleton: fetch, guards (a CSV that is gone, csv-cleaner's
+// own CSV, csv-cleaner being uninstalled), decide whether a policy manages
+// the CSV, run the uninstall of a deleting CSV, else keep the finalizer and
+// the RBAC hold right.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	csv := &operatorsv1alpha1.ClusterServiceVersion{}
 	if err := r.Client.Get(ctx, req.NamespacedName, csv); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.releaseOrphanedHold(ctx, req.NamespacedName)
+		}
+		return ctrl.Result{}, err
 	}
 	log := logr.FromContextOrDiscard(ctx).WithValues("csv", klog.KObj(csv))
 	ctx = logr.NewContext(ctx, log)
 
+	if r.isSelf(csv) {
+		return r.reconcileSelf(ctx, csv)
+	}
+	if r.selfDeleting(ctx) {
+		return ctrl.Result{}, r.release(ctx, csv)
+	}
 	policy, err := r.policyFor(ctx, csv)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -59,9 +78,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.reconcileDelete(ctx, csv, policy)
 	}
 	if policy == nil || csv.IsCopied() {
-		return ctrl.Result{}, r.patchFinalizers(ctx, csv, r.Finalizers.Remove)
+		return ctrl.Result{}, r.release(ctx, csv)
 	}
-	return ctrl.Result{}, r.patchFinalizers(ctx, csv, r.Finalizers.Ensure)
+	if err := r.patchFinalizers(ctx, csv, r.Finalizers.Ensure); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.holdRBAC(ctx, csv)
+}
+
+// release lets go of a CSV csv-cleaner does not manage: the RBAC hold, then the finalizer.
+func (r *Reconciler) release(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) error {
+	if err := r.releaseRBAC(ctx, csvKey(csv)); err != nil {
+		return err
+	}
+	return r.patchFinalizers(ctx, csv, r.Finalizers.Remove)
 }
 
 // policyFor returns the policy that manages the CSV, or nil.

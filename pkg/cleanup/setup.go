@@ -7,7 +7,9 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -20,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
 // CacheOptions keeps the CSV cache small: copied CSVs (label olm.copiedFrom,
@@ -30,14 +33,17 @@ func CacheOptions() cache.Options {
 	if err != nil {
 		panic(err) // a constant requirement
 	}
-	return cache.Options{
-		ByObject: map[client.Object]cache.ByObject{
-			&operatorsv1alpha1.ClusterServiceVersion{}: {
-				Label:     labels.NewSelector().Add(*notCopied),
-				Transform: TrimCSV,
-			},
+	byObject := map[client.Object]cache.ByObject{
+		&operatorsv1alpha1.ClusterServiceVersion{}: {
+			Label:     labels.NewSelector().Add(*notCopied),
+			Transform: TrimCSV,
 		},
 	}
+	// Only the metadata of the cluster RBAC that OLM gives CSVs is watched.
+	for _, gvk := range rbac.HeldKinds {
+		byObject[heldMetadata(gvk)] = cache.ByObject{Label: rbac.AnyCSVOwner()}
+	}
+	return cache.Options{ByObject: byObject}
 }
 
 // TrimCSV drops what csv-cleaner never reads from a cached CSV: the install
@@ -94,8 +100,26 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionChanged))).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.csvsInNamespace),
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		// An upgrade can add ClusterRoles to hold; a hold left on RBAC whose CSV is gone is released.
+		WatchesMetadata(heldMetadata(rbac.ClusterRole), handler.EnqueueRequestsFromMapFunc(ownerCSV)).
+		WatchesMetadata(heldMetadata(rbac.ClusterRoleBinding), handler.EnqueueRequestsFromMapFunc(ownerCSV)).
 		WithOptions(opts).
 		Complete(r)
+}
+
+// heldMetadata is the metadata-only object of a kind csv-cleaner holds.
+func heldMetadata(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(gvk)
+	return m
+}
+
+// ownerCSV maps a ClusterRole or binding to the CSV its owner labels name.
+func ownerCSV(_ context.Context, obj client.Object) []reconcile.Request {
+	if csv, ok := rbac.OwnerOf(obj.GetLabels()); ok {
+		return []reconcile.Request{{NamespacedName: csv}}
+	}
+	return nil
 }
 
 var deletionChanged = predicate.Funcs{

@@ -88,7 +88,18 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 	if len(left) == 0 {
 		return true, nil
 	}
+	unavailable, err := r.unavailableOperator(ctx, u.csv)
+	if err != nil {
+		return false, err
+	}
+	if unavailable != nil {
+		unavailable.Message = fmt.Sprintf("%d operands wait for finalizers and %s; onTimeout %s applies once operandTimeout %s has passed",
+			len(blocking), unavailable.Message, u.settings.OnTimeout, u.settings.OperandTimeout)
+	}
 	if u.now.Sub(u.csv.DeletionTimestamp.Time) < u.settings.OperandTimeout {
+		if unavailable != nil {
+			return false, unavailable
+		}
 		return false, nil
 	}
 
@@ -117,6 +128,9 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 		u.rec.setBlocking(nil)
 		return true, nil
 	default:
+		if unavailable != nil {
+			return false, unavailable
+		}
 		return false, &Problem{Reason: BlockedOperandsRemaining, Object: blocking[0].Kind + " " + blocking[0].Namespace + "/" + blocking[0].Name,
 			Message: fmt.Sprintf("%d operands still exist after operandTimeout %s, held by finalizers that nobody removes; see status.blocking, or set onTimeout to RemoveFinalizers or Orphan", len(blocking), u.settings.OperandTimeout)}
 	}
@@ -151,6 +165,14 @@ func (r *Reconciler) countKept(ctx context.Context, u *uninstall, reason string)
 // clusterObjectStep deletes the ClusterRoles, ClusterRoleBindings and webhook
 // configurations that carry the CSV's three owner labels.
 func (r *Reconciler) clusterObjectStep(ctx context.Context, u *uninstall) (bool, error) {
+	// The operands are gone or orphaned: the operator no longer needs its
+	// cluster RBAC, and OLM (or the deletes below) may remove it.
+	if err := r.releaseRBAC(ctx, csvKey(u.csv)); err != nil {
+		if forbidden := (*rbac.ForbiddenError)(nil); errors.As(err, &forbidden) {
+			return false, &Problem{Reason: BlockedForbidden, Object: rbac.KindName(forbidden.GVK) + " " + forbidden.Name, Message: err.Error()}
+		}
+		return false, err
+	}
 	var kinds []schema.GroupVersionKind
 	if u.settings.ClusterRBAC == cleanupv1alpha1.Delete {
 		kinds = append(kinds, rbac.ClusterRBACKinds...)

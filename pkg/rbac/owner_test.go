@@ -1,6 +1,7 @@
 package rbac
 
 import (
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -52,4 +53,39 @@ func merge(a, b map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+func TestOwnerOf(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		want   types.NamespacedName
+		ok     bool
+	}{
+		{"all three labels", OwnerLabels(types.NamespacedName{Namespace: "ops", Name: "op.v1"}), types.NamespacedName{Namespace: "ops", Name: "op.v1"}, true},
+		{"owned by an OperatorGroup", map[string]string{OwnerKey: "og", OwnerNamespaceKey: "ops", OwnerKindKey: "OperatorGroup"}, types.NamespacedName{Namespace: "ops", Name: "og"}, false},
+		{"no namespace", map[string]string{OwnerKey: "op.v1", OwnerKindKey: OwnerKindCSV}, types.NamespacedName{Name: "op.v1"}, false},
+		{"no labels", nil, types.NamespacedName{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := OwnerOf(tc.labels)
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("OwnerOf(%v) = %v, %v; want %v, %v", tc.labels, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+func TestWithout(t *testing.T) {
+	for _, tc := range []struct {
+		in, want []string
+	}{
+		{[]string{"a", HoldFinalizer, "b"}, []string{"a", "b"}},
+		{[]string{HoldFinalizer}, []string{}},
+		{[]string{"a"}, []string{"a"}},
+	} {
+		if got := without(tc.in, HoldFinalizer); !slices.Equal(got, tc.want) || got == nil {
+			t.Errorf("without(%v) = %#v, want %#v (never nil)", tc.in, got, tc.want)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -93,8 +94,49 @@ func (c *Cluster) ApproveInstallPlan(ctx context.Context, s Subscription, csvNam
 		}
 		base := ip.DeepCopy()
 		ip.Spec.Approved = true
-		return true, c.Client.Patch(ctx, ip, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		err := c.Client.Patch(ctx, ip, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsConflict(err) {
+			return false, nil // OLM wrote it meanwhile: read it again
+		}
+		return err == nil, err
 	})
+}
+
+// WaitForInstallPlanComplete waits until the InstallPlan in ns that
+// installs csvName is Complete: until then OLM's catalog operator may still
+// create the objects of its steps, even after the CSV reached Succeeded.
+func (c *Cluster) WaitForInstallPlanComplete(ctx context.Context, ns, csvName string) error {
+	return controlplane.WaitFor(ctx, 2*time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		plans := &operatorsv1alpha1.InstallPlanList{}
+		if err := c.Client.List(ctx, plans, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		for _, ip := range plans.Items {
+			if slices.Contains(ip.Spec.ClusterServiceVersionNames, csvName) && ip.Status.Phase == operatorsv1alpha1.InstallPlanPhaseComplete {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+// WaitForSubscriptionInstalled waits until the Subscription says, as
+// `kubectl get subscription` shows, that csvName is installed and nothing
+// newer is known (state AtLatestKnown): OLM's catalog operator has then
+// caught up with the install.
+func (c *Cluster) WaitForSubscriptionInstalled(ctx context.Context, s Subscription, csvName string) error {
+	sub := &operatorsv1alpha1.Subscription{}
+	err := controlplane.WaitFor(ctx, 2*time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if err := c.Client.Get(ctx, s.Key(), sub); err != nil {
+			return false, err
+		}
+		return sub.Status.InstalledCSV == csvName && sub.Status.State == operatorsv1alpha1.SubscriptionStateAtLatest, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for Subscription %s to report %s installed (state %q, installed %q): %w",
+			s.Key(), csvName, sub.Status.State, sub.Status.InstalledCSV, err)
+	}
+	return nil
 }
 
 // WaitForCSVPhase waits until the CSV reaches phase and returns it.

@@ -19,12 +19,21 @@ import (
 // sampleFinalizer is the sample operator's finalizer on its widgets (test/sampleoperator).
 const sampleFinalizer = "sample.e2e.csv-cleaner.io/cleanup"
 
+// The operator of these packages manages its widgets with the rights OLM
+// grants it in its own namespace, which last until its CSV is gone.
 var (
-	finActs   = samplePackage("fin-acts")
-	finWait   = samplePackage("fin-wait")
-	finStrip  = samplePackage("fin-strip")
-	finOrphan = samplePackage("fin-orphan")
+	finActs   = namespacedRights(samplePackage("fin-acts"))
+	finWait   = namespacedRights(samplePackage("fin-wait"))
+	finStrip  = namespacedRights(samplePackage("fin-strip"))
+	finOrphan = namespacedRights(samplePackage("fin-orphan"))
 )
+
+func namespacedRights(id string) string {
+	p := packages[id]
+	p.NamespacedOperandRights = true
+	packages[id] = p
+	return id
+}
 
 // ownNamespace installs the package for its own namespace, where OLM's Role
 // gives the operator what it needs until its CSV is gone.
@@ -44,15 +53,25 @@ func startOperator(in *install) *controlplane.Process {
 	return p
 }
 
-// finalizedWidgets creates widgets w1 and w2 and waits until the operator has put its finalizer on both.
+// finalizedWidgets creates widgets w1 and w2 in the operator's namespace
+// and waits until the operator has put its finalizer on both.
 func finalizedWidgets(ctx context.Context, in *install) {
 	GinkgoHelper()
-	in.widget(ctx, in.sub.Namespace, "w1")
-	in.widget(ctx, in.sub.Namespace, "w2")
+	finalizedWidgetsIn(ctx, in, in.sub.Namespace)
+}
+
+// finalizedWidgetsIn creates widgets w1 and w2 in each namespace and waits
+// until the operator has put its finalizer on all of them.
+func finalizedWidgetsIn(ctx context.Context, in *install, namespaces ...string) {
+	GinkgoHelper()
+	for _, ns := range namespaces {
+		in.widget(ctx, ns, "w1")
+		in.widget(ctx, ns, "w2")
+	}
 	Eventually(func(g Gomega, ctx context.Context) {
 		list := widgetList(in)
 		g.Expect(kc.Client.List(ctx, list)).To(Succeed())
-		g.Expect(list.Items).To(HaveLen(2))
+		g.Expect(list.Items).To(HaveLen(2 * len(namespaces)))
 		for _, w := range list.Items {
 			g.Expect(w.GetFinalizers()).To(ConsistOf(sampleFinalizer))
 		}

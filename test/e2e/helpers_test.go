@@ -15,6 +15,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -70,8 +71,8 @@ func (in *install) csvKey() types.NamespacedName {
 }
 
 // create creates the namespaces and the CleanupPolicy, subscribes, waits
-// for OLM to install the CSV (phase Succeeded) and csv-cleaner to put its
-// finalizer on it.
+// for OLM to install the CSV (phase Succeeded, its InstallPlan Complete)
+// and csv-cleaner to put its finalizer on it.
 func (in *install) create(ctx context.Context, policy ...func(*cleanupv1alpha1.CleanupPolicySpec)) *operatorsv1alpha1.ClusterServiceVersion {
 	GinkgoHelper()
 	op := fixtures.Namespace(in.sub.Namespace)
@@ -94,6 +95,13 @@ func (in *install) create(ctx context.Context, policy ...func(*cleanupv1alpha1.C
 	}
 	csv, err := kc.WaitForCSVPhase(ctx, in.csvKey(), operatorsv1alpha1.CSVPhaseSucceeded)
 	Expect(err).NotTo(HaveOccurred())
+	Expect(kc.WaitForInstallPlanComplete(ctx, in.sub.Namespace, in.csv)).To(Succeed())
+	if !in.sub.Manual {
+		// Until the catalog operator has caught up, it may still apply the
+		// InstallPlan's steps from its cache, re-creating the RBAC after an
+		// uninstall deleted it.
+		Expect(kc.WaitForSubscriptionInstalled(ctx, in.sub, in.csv)).To(Succeed())
+	}
 	Eventually(func(ctx context.Context) []string { return in.finalizers(ctx) }).WithContext(ctx).
 		Should(ContainElement(cleanup.DefaultFinalizer))
 	return csv
@@ -244,4 +252,21 @@ func widgets(names ...string) []string {
 		out[i] = "Widget " + n
 	}
 	return out
+}
+
+// metaObjects returns the items of a typed list as objects.
+func metaObjects(list client.ObjectList) ([]metav1.Object, error) {
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]metav1.Object, 0, len(items))
+	for _, it := range items {
+		o, err := meta.Accessor(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
 }

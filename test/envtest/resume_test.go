@@ -54,15 +54,17 @@ var _ = Describe("Resuming", func() {
 		Eventually(s.remaining).WithContext(ctx).Should(Equal([]string{
 			"CRD " + s.crd(0).Name(), "CSV", "ClusterRole resume-role", "ClusterRoleBinding resume-role", "Widget " + s.ns("a") + "/held",
 		}))
+		Eventually(func(ctx context.Context) []cleanupv1alpha1.ObjectRef { return s.record(ctx).Status.Blocking }).WithContext(ctx).
+			Should(ConsistOf(HaveField("Name", "held")))
 		stopManager()
-		Expect(s.record(ctx).Status.Blocking).To(HaveLen(1))
 		dropFinalizers(ctx, stuck)
 		startManager()
 
 		By("restart 3: while the RBAC step waits on the ClusterRole's finalizer")
 		Eventually(s.remaining).WithContext(ctx).Should(Equal([]string{"CRD " + s.crd(0).Name(), "CSV", "ClusterRole resume-role"}))
+		Eventually(func(ctx context.Context) []cleanupv1alpha1.ObjectRef { return s.record(ctx).Status.Blocking }).WithContext(ctx).
+			Should(ConsistOf(HaveField("Name", "resume-role")))
 		stopManager()
-		Expect(s.record(ctx).Status.Blocking).To(ConsistOf(HaveField("Name", "resume-role")))
 		dropFinalizers(ctx, role)
 		startManager()
 

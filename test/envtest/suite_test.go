@@ -59,6 +59,13 @@ var _ = BeforeSuite(func() {
 	startManager()
 })
 
+// A spec that failed while csv-cleaner was stopped must not leave it stopped for the next.
+var _ = AfterEach(func() {
+	if running == nil {
+		startManager()
+	}
+})
+
 var _ = AfterSuite(func() {
 	stopManager()
 	if cp != nil {
@@ -72,8 +79,9 @@ func startManager() {
 	startManagerAs(cp.Config)
 }
 
-// startManagerAs starts the controllers with the given identity.
-func startManagerAs(identity *rest.Config) {
+// startManagerAs starts the controllers with the given identity, and the
+// options as the binary sets them unless mutate changes them.
+func startManagerAs(identity *rest.Config, mutate ...func(*cleanup.SetupOptions)) {
 	GinkgoHelper()
 	Expect(running).To(BeNil(), "the manager is already running")
 	// The binary's default client rate limits.
@@ -87,10 +95,14 @@ func startManagerAs(identity *rest.Config) {
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(cleanup.Setup(mgr, cleanup.SetupOptions{
+	opts := cleanup.SetupOptions{
 		Finalizers:    cleanup.Finalizers{Current: cleanup.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
 		DeleteWorkers: 8, MaxConcurrentReconciles: 4,
-	})).To(Succeed())
+	}
+	for _, m := range mutate {
+		m(&opts)
+	}
+	Expect(cleanup.Setup(mgr, opts)).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &runningManager{cancel: cancel, done: make(chan error, 1)}
 	go func() {
@@ -109,6 +121,18 @@ func stopManager() {
 	running.cancel()
 	Eventually(running.done).Should(Receive(BeNil()))
 	running = nil
+}
+
+// restartManagerWith restarts the controllers with changed options, and
+// with the usual ones again after the spec.
+func restartManagerWith(mutate func(*cleanup.SetupOptions)) {
+	GinkgoHelper()
+	stopManager()
+	startManagerAs(cp.Config, mutate)
+	DeferCleanup(func() {
+		stopManager()
+		startManager()
+	})
 }
 
 // whileStopped runs the spec body's next part with csv-cleaner scaled to

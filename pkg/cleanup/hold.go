@@ -1,0 +1,67 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+
+	"github.com/go-logr/logr"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+)
+
+// holdRBAC puts the RBAC hold on a managed CSV's ClusterRoles and bindings,
+// or, with the hold turned off, takes off any left from before.
+func (r *Reconciler) holdRBAC(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) error {
+	if r.RBACHold == "" {
+		return r.releaseRBAC(ctx, csvKey(csv))
+	}
+	n, err := rbac.Hold(ctx, r.APIReader, r.Client, csvKey(csv), r.RBACHold)
+	if n > 0 {
+		logr.FromContextOrDiscard(ctx).Info("Holding the CSV's cluster RBAC until its operands are gone", "changed", n)
+	}
+	return holdError(err)
+}
+
+// releaseRBAC takes the hold off the CSV's ClusterRoles and bindings.
+func (r *Reconciler) releaseRBAC(ctx context.Context, csv types.NamespacedName) error {
+	return r.releaseRBACSelected(ctx, rbac.OwnerSelector(csv))
+}
+
+func (r *Reconciler) releaseRBACSelected(ctx context.Context, sel labels.Selector) error {
+	n, err := rbac.Release(ctx, r.APIReader, r.Client, sel, r.holdName())
+	if n > 0 {
+		logr.FromContextOrDiscard(ctx).Info("Released the hold on cluster RBAC", "changed", n, "selector", sel.String())
+	}
+	return holdError(err)
+}
+
+// holdName is the hold finalizer to take off: the configured one, or the
+// default when the hold is turned off (to release holds placed before).
+func (r *Reconciler) holdName() string {
+	if r.RBACHold == "" {
+		return rbac.HoldFinalizer
+	}
+	return r.RBACHold
+}
+
+// releaseOrphanedHold releases the hold on the RBAC of a CSV that is gone
+// (an RBAC event names it, or it was just deleted): nothing holds it any more.
+func (r *Reconciler) releaseOrphanedHold(ctx context.Context, key types.NamespacedName) error {
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	if err := r.APIReader.Get(ctx, key, csv); err == nil || client.IgnoreNotFound(err) != nil {
+		return client.IgnoreNotFound(err) // it exists after all: the cache is behind
+	}
+	return r.releaseRBAC(ctx, key)
+}
+
+// holdError says which permission a refused patch lacks.
+func holdError(err error) error {
+	if forbidden := (*rbac.ForbiddenError)(nil); errors.As(err, &forbidden) {
+		return errors.Join(errors.New("csv-cleaner needs patch on clusterroles and clusterrolebindings to hold them"), err)
+	}
+	return err
+}

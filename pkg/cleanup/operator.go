@@ -1,0 +1,62 @@
+package cleanup
+
+import (
+	"context"
+	"fmt"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get
+
+// unavailableOperator returns a Problem naming the first Deployment of the
+// CSV's install strategy that is gone, being deleted or not Available, read
+// live; nil when they all run, or when the CSV names none (then nothing is
+// known, and nothing is claimed).
+func (r *Reconciler) unavailableOperator(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (*Problem, error) {
+	for _, name := range DeploymentNames(csv) {
+		key := client.ObjectKey{Namespace: csv.Namespace, Name: name}
+		dep := &appsv1.Deployment{}
+		err := r.APIReader.Get(ctx, key, dep)
+		state := ""
+		switch {
+		case apierrors.IsNotFound(err):
+			state = "is gone"
+		case err != nil:
+			return nil, fmt.Errorf("getting the operator's Deployment %s: %w", key, err)
+		case !dep.DeletionTimestamp.IsZero():
+			state = "is being deleted"
+		case !available(dep):
+			state = "is not Available"
+		default:
+			continue
+		}
+		return &Problem{Reason: BlockedOperatorUnavailable, Object: "Deployment " + key.String(),
+			Message: fmt.Sprintf("the operator's Deployment %s %s, so nobody removes them", key, state)}, nil
+	}
+	return nil, nil
+}
+
+// DeploymentNames are the Deployments of the CSV's install strategy.
+func DeploymentNames(csv *operatorsv1alpha1.ClusterServiceVersion) []string {
+	var out []string
+	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
+		if d.Name != "" {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}
+
+func available(dep *appsv1.Deployment) bool {
+	for _, c := range dep.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,29 @@
+package cleanup
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestAvailable(t *testing.T) {
+	cond := func(t appsv1.DeploymentConditionType, s corev1.ConditionStatus) appsv1.DeploymentCondition {
+		return appsv1.DeploymentCondition{Type: t, Status: s}
+	}
+	for _, tc := range []struct {
+		name       string
+		conditions []appsv1.DeploymentCondition
+		want       bool
+	}{
+		{"Available", []appsv1.DeploymentCondition{cond(appsv1.DeploymentProgressing, corev1.ConditionTrue), cond(appsv1.DeploymentAvailable, corev1.ConditionTrue)}, true},
+		{"not Available", []appsv1.DeploymentCondition{cond(appsv1.DeploymentAvailable, corev1.ConditionFalse)}, false},
+		{"no condition yet", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := available(&appsv1.Deployment{Status: appsv1.DeploymentStatus{Conditions: tc.conditions}}); got != tc.want {
+				t.Errorf("available = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

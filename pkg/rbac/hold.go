@@ -1,0 +1,142 @@
+package rbac
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// HoldFinalizer is the default finalizer that keeps an operator's ClusterRoles and bindings in force
+// (terminating) after OLM deletes them, until the operator's operands are
+// gone: OLM deletes them the moment the CSV is deleted (OLM issue 2235),
+// and the operator would lose the rights it needs to finalize its operands.
+const HoldFinalizer = "cleanup.csv-cleaner.io/rbac-hold"
+
+// HeldKinds are the kinds csv-cleaner holds.
+var HeldKinds = []schema.GroupVersionKind{ClusterRoleBinding, ClusterRole}
+
+// AnyCSVOwner selects the objects OLM labels as owned by some CSV.
+func AnyCSVOwner() labels.Selector {
+	r, err := labels.NewRequirement(OwnerKindKey, selection.Equals, []string{OwnerKindCSV})
+	if err != nil {
+		panic(err) // constant requirement
+	}
+	return labels.NewSelector().Add(*r)
+}
+
+// OwnerOf returns the CSV an object's three owner labels name.
+func OwnerOf(objLabels map[string]string) (types.NamespacedName, bool) {
+	csv := types.NamespacedName{Namespace: objLabels[OwnerNamespaceKey], Name: objLabels[OwnerKey]}
+	ok := objLabels[OwnerKindKey] == OwnerKindCSV && csv.Name != "" && csv.Namespace != ""
+	return csv, ok
+}
+
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=list;watch;patch
+
+// Hold puts the hold finalizer on the CSV's live ClusterRoles and bindings,
+// and takes it off terminating ones: while the CSV is installed, a
+// terminating object is left from an earlier install of the same name. It
+// changes nothing but metadata.finalizers, which Kubernetes allows without
+// the RBAC escalation check. It returns how many objects it changed.
+func Hold(ctx context.Context, reader client.Reader, writer client.Writer, csv types.NamespacedName, finalizer string) (int, error) {
+	return edit(ctx, reader, writer, OwnerSelector(csv), func(obj *metav1.PartialObjectMetadata) []string {
+		has := slices.Contains(obj.Finalizers, finalizer)
+		switch {
+		case obj.DeletionTimestamp == nil && !has:
+			return append(slices.Clone(obj.Finalizers), finalizer)
+		case obj.DeletionTimestamp != nil && has:
+			return without(obj.Finalizers, finalizer)
+		}
+		return nil
+	})
+}
+
+// Release takes the hold finalizer off the objects sel selects (the CSV's
+// with OwnerSelector, every CSV's with AnyCSVOwner).
+func Release(ctx context.Context, reader client.Reader, writer client.Writer, sel labels.Selector, finalizer string) (int, error) {
+	return edit(ctx, reader, writer, sel, func(obj *metav1.PartialObjectMetadata) []string {
+		if !slices.Contains(obj.Finalizers, finalizer) {
+			return nil
+		}
+		return without(obj.Finalizers, finalizer)
+	})
+}
+
+// without is a copy of list without f; never nil, so that an empty list is a change.
+func without(list []string, f string) []string {
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if x != f {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// edit applies change to the finalizers of each held kind's objects that
+// sel selects, reading them live; change returns nil to leave one alone.
+// Each write is a merge patch of the finalizers guarded by the
+// resourceVersion, retried on conflict with a fresh read.
+func edit(ctx context.Context, reader client.Reader, writer client.Writer, sel labels.Selector, change func(*metav1.PartialObjectMetadata) []string) (int, error) {
+	changed := 0
+	for _, gvk := range HeldKinds {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := reader.List(ctx, list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+			return changed, fmt.Errorf("listing %s: %w", KindName(gvk), err)
+		}
+		for i := range list.Items {
+			obj := &list.Items[i]
+			obj.SetGroupVersionKind(gvk)
+			done, err := patchFinalizers(ctx, reader, writer, obj, change)
+			if apierrors.IsForbidden(err) {
+				return changed, &ForbiddenError{GVK: gvk, Name: obj.Name, Err: err}
+			}
+			if err != nil {
+				return changed, fmt.Errorf("changing the finalizers of %s %s: %w", KindName(gvk), obj.Name, err)
+			}
+			if done {
+				changed++
+			}
+		}
+	}
+	return changed, nil
+}
+
+func patchFinalizers(ctx context.Context, reader client.Reader, writer client.Writer, obj *metav1.PartialObjectMetadata, change func(*metav1.PartialObjectMetadata) []string) (bool, error) {
+	gvk := obj.GroupVersionKind()
+	first, changed := true, false
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !first {
+			if err := reader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				return err
+			}
+			obj.SetGroupVersionKind(gvk)
+		}
+		first = false
+		list := change(obj)
+		if list == nil {
+			return nil
+		}
+		base := obj.DeepCopy()
+		obj.Finalizers = list
+		if err := writer.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			return err
+		}
+		changed = true
+		return nil
+	})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return changed, err
+}
