@@ -44,7 +44,7 @@ func fieldsWrittenBy(ctx context.Context, in *install, manager string) []string 
 		for _, o := range items {
 			for _, m := range o.GetManagedFields() {
 				if m.Manager == manager {
-					out = append(out, string(m.FieldsV1.Raw))
+					out = append(out, m.FieldsV1.GetRawString())
 				}
 			}
 		}
