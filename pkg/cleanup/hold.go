@@ -19,20 +19,26 @@ func (r *Reconciler) holdRBAC(ctx context.Context, csv *operatorsv1alpha1.Cluste
 	if r.RBACHold == "" {
 		return r.releaseRBAC(ctx, csvKey(csv))
 	}
-	n, err := rbac.Hold(ctx, r.APIReader, r.Client, csvKey(csv), r.RBACHold)
+	n, err := r.holder(r.Client).Hold(ctx, csvKey(csv))
 	if n > 0 {
 		logr.FromContextOrDiscard(ctx).Info("Holding the CSV's cluster RBAC until its operands are gone", "changed", n)
 	}
 	return holdError(err)
 }
 
-// releaseRBAC takes the hold off the CSV's ClusterRoles and bindings.
-func (r *Reconciler) releaseRBAC(ctx context.Context, csv types.NamespacedName) error {
-	return r.releaseRBACSelected(ctx, rbac.OwnerSelector(csv))
+// holder edits the hold, finding the objects with lister: the cache, or
+// the API server where a step of an uninstall must see the truth.
+func (r *Reconciler) holder(lister client.Reader) rbac.Holder {
+	return rbac.Holder{Lister: lister, Live: r.APIReader, Writer: r.Client, Finalizer: r.holdName()}
 }
 
-func (r *Reconciler) releaseRBACSelected(ctx context.Context, sel labels.Selector) error {
-	n, err := rbac.Release(ctx, r.APIReader, r.Client, sel, r.holdName())
+// releaseRBAC takes the hold off the CSV's ClusterRoles and bindings, found in the cache.
+func (r *Reconciler) releaseRBAC(ctx context.Context, csv types.NamespacedName) error {
+	return r.releaseRBACSelected(ctx, r.Client, rbac.OwnerSelector(csv))
+}
+
+func (r *Reconciler) releaseRBACSelected(ctx context.Context, lister client.Reader, sel labels.Selector) error {
+	n, err := r.holder(lister).Release(ctx, sel)
 	if n > 0 {
 		logr.FromContextOrDiscard(ctx).Info("Released the hold on cluster RBAC", "changed", n, "selector", sel.String())
 	}

@@ -83,7 +83,7 @@ func (r *Reconciler) releaseEverything(ctx context.Context) error {
 			return err
 		}
 	}
-	return r.releaseRBACSelected(ctx, rbac.AnyCSVOwner())
+	return r.releaseRBACSelected(ctx, r.APIReader, rbac.AnyCSVOwner())
 }
 
 // countHeld counts the objects that still carry one of csv-cleaner's finalizers.

@@ -167,7 +167,7 @@ func (r *Reconciler) countKept(ctx context.Context, u *uninstall, reason string)
 func (r *Reconciler) clusterObjectStep(ctx context.Context, u *uninstall) (bool, error) {
 	// The operands are gone or orphaned: the operator no longer needs its
 	// cluster RBAC, and OLM (or the deletes below) may remove it.
-	if err := r.releaseRBAC(ctx, csvKey(u.csv)); err != nil {
+	if err := r.releaseRBACSelected(ctx, r.APIReader, rbac.OwnerSelector(csvKey(u.csv))); err != nil {
 		if forbidden := (*rbac.ForbiddenError)(nil); errors.As(err, &forbidden) {
 			return false, &Problem{Reason: BlockedForbidden, Object: rbac.KindName(forbidden.GVK) + " " + forbidden.Name, Message: err.Error()}
 		}

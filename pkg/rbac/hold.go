@@ -42,28 +42,38 @@ func OwnerOf(objLabels map[string]string) (types.NamespacedName, bool) {
 
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=list;watch;patch
 
-// Hold puts the hold finalizer on the CSV's live ClusterRoles and bindings,
-// and takes it off terminating ones: while the CSV is installed, a
-// terminating object is left from an earlier install of the same name. It
-// changes nothing but metadata.finalizers, which Kubernetes allows without
-// the RBAC escalation check. It returns how many objects it changed.
-func Hold(ctx context.Context, reader client.Reader, writer client.Writer, csv types.NamespacedName, finalizer string) (int, error) {
-	return edit(ctx, reader, writer, OwnerSelector(csv), func(obj *metav1.PartialObjectMetadata) []string {
-		has := slices.Contains(obj.Finalizers, finalizer)
-		switch {
-		case obj.DeletionTimestamp == nil && !has:
-			return append(slices.Clone(obj.Finalizers), finalizer)
-		case obj.DeletionTimestamp != nil && has:
-			return without(obj.Finalizers, finalizer)
+// Holder edits the hold finalizer on ClusterRoles and bindings.
+type Holder struct {
+	// Lister finds the objects: a cache that watches their metadata, or the API server.
+	Lister client.Reader
+	// Live reads an object again after a conflict.
+	Live   client.Reader
+	Writer client.Writer
+	// Finalizer is the hold finalizer.
+	Finalizer string
+}
+
+// Hold puts the hold finalizer on the CSV's live ClusterRoles and bindings.
+// A terminating one is left alone: it cannot take a new finalizer, and one
+// that carries the hold is being deleted by OLM in an uninstall, whose RBAC
+// step releases it. It changes nothing but metadata.finalizers, which
+// Kubernetes allows without the RBAC escalation check. It returns how many
+// objects it changed.
+func (h Holder) Hold(ctx context.Context, csv types.NamespacedName) (int, error) {
+	finalizer := h.Finalizer
+	return h.edit(ctx, OwnerSelector(csv), func(obj *metav1.PartialObjectMetadata) []string {
+		if obj.DeletionTimestamp != nil || slices.Contains(obj.Finalizers, finalizer) {
+			return nil
 		}
-		return nil
+		return append(slices.Clone(obj.Finalizers), finalizer)
 	})
 }
 
 // Release takes the hold finalizer off the objects sel selects (the CSV's
 // with OwnerSelector, every CSV's with AnyCSVOwner).
-func Release(ctx context.Context, reader client.Reader, writer client.Writer, sel labels.Selector, finalizer string) (int, error) {
-	return edit(ctx, reader, writer, sel, func(obj *metav1.PartialObjectMetadata) []string {
+func (h Holder) Release(ctx context.Context, sel labels.Selector) (int, error) {
+	finalizer := h.Finalizer
+	return h.edit(ctx, sel, func(obj *metav1.PartialObjectMetadata) []string {
 		if !slices.Contains(obj.Finalizers, finalizer) {
 			return nil
 		}
@@ -83,21 +93,22 @@ func without(list []string, f string) []string {
 }
 
 // edit applies change to the finalizers of each held kind's objects that
-// sel selects, reading them live; change returns nil to leave one alone.
-// Each write is a merge patch of the finalizers guarded by the
-// resourceVersion, retried on conflict with a fresh read.
-func edit(ctx context.Context, reader client.Reader, writer client.Writer, sel labels.Selector, change func(*metav1.PartialObjectMetadata) []string) (int, error) {
+// sel selects; change returns nil to leave one alone. Each write is a merge
+// patch of the finalizers guarded by the resourceVersion, retried on
+// conflict with a fresh live read, so a stale list costs a retry, never a
+// lost change.
+func (h Holder) edit(ctx context.Context, sel labels.Selector, change func(*metav1.PartialObjectMetadata) []string) (int, error) {
 	changed := 0
 	for _, gvk := range HeldKinds {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := reader.List(ctx, list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		if err := h.Lister.List(ctx, list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
 			return changed, fmt.Errorf("listing %s: %w", KindName(gvk), err)
 		}
 		for i := range list.Items {
 			obj := &list.Items[i]
 			obj.SetGroupVersionKind(gvk)
-			done, err := patchFinalizers(ctx, reader, writer, obj, change)
+			done, err := patchFinalizers(ctx, h.Live, h.Writer, obj, change)
 			if apierrors.IsForbidden(err) {
 				return changed, &ForbiddenError{GVK: gvk, Name: obj.Name, Err: err}
 			}
