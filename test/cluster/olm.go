@@ -3,7 +3,10 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
@@ -103,21 +106,39 @@ func (c *Cluster) ApproveInstallPlan(ctx context.Context, s Subscription, csvNam
 }
 
 // WaitForInstallPlanComplete waits until the InstallPlan in ns that
-// installs csvName is Complete: until then OLM's catalog operator may still
-// create the objects of its steps, even after the CSV reached Succeeded.
+// installs csvName is Complete and, on the local cluster, until OLM's
+// catalog operator has itself seen it Complete (its log says so). Until
+// then the catalog operator may still apply the plan's steps from its
+// informer cache, which lags under load: even after the CSV reached
+// Succeeded, and after an uninstall began, it re-created RBAC that OLM had
+// just deleted.
 func (c *Cluster) WaitForInstallPlanComplete(ctx context.Context, ns, csvName string) error {
-	return controlplane.WaitFor(ctx, 2*time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+	var name string
+	err := controlplane.WaitFor(ctx, 2*time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
 		plans := &operatorsv1alpha1.InstallPlanList{}
 		if err := c.Client.List(ctx, plans, client.InNamespace(ns)); err != nil {
 			return false, err
 		}
 		for _, ip := range plans.Items {
 			if slices.Contains(ip.Spec.ClusterServiceVersionNames, csvName) && ip.Status.Phase == operatorsv1alpha1.InstallPlanPhaseComplete {
+				name = ip.Name
 				return true, nil
 			}
 		}
 		return false, nil
 	})
+	if err != nil || !c.Local() {
+		return err
+	}
+	seen := fmt.Sprintf("ip=%s namespace=%s phase=%s", name, ns, operatorsv1alpha1.InstallPlanPhaseComplete)
+	err = controlplane.WaitFor(ctx, 2*time.Minute, 100*time.Millisecond, func(context.Context) (bool, error) {
+		log, err := os.ReadFile(filepath.Join(c.LogDir, "catalog.log"))
+		return err == nil && strings.Contains(string(log), seen), nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for OLM's catalog operator to see InstallPlan %s/%s Complete: %w", ns, name, err)
+	}
+	return nil
 }
 
 // WaitForSubscriptionInstalled waits until the Subscription says, as
