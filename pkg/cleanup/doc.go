@@ -5,7 +5,10 @@
 // upgrade, a reinstall or a real uninstall), then runs a straight line of
 // idempotent steps — operands, timeout, cluster RBAC and webhooks, CRDs — and
 // removes its finalizer last. Every step is derived from the cluster's state,
-// so a restart at any point resumes the uninstall.
+// so a restart at any point resumes the uninstall. While a managed CSV is
+// installed it holds the CSV's cluster RBAC (hold.go), released once the
+// operands are gone; when csv-cleaner's own CSV is deleted it removes every
+// finalizer it placed (self.go).
 //
 // The decisions are pure functions with table tests: SelectPolicy, Classify,
 // ScopeCRDs and PlanOperands, and the finalizer list edits. The Reconciler

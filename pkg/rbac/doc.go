@@ -2,5 +2,8 @@
 // ClusterServiceVersion and marks with its three owner labels: ClusterRoles,
 // ClusterRoleBindings and webhook configurations. It selects exactly those
 // objects (never OperatorGroup roles or CRD aggregate roles, which OLM labels
-// with another owner kind or not at all) and deletes them.
+// with another owner kind or not at all) and deletes them. It also holds a
+// CSV's ClusterRoles and bindings with a finalizer (Holder), so that they
+// stay in force after OLM deletes them, until the operator's operands are
+// gone.
 package rbac
