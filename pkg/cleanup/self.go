@@ -9,9 +9,7 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
@@ -98,20 +96,10 @@ func (r *Reconciler) countHeld(ctx context.Context) (int, error) {
 			n++
 		}
 	}
-	hold := r.holdName()
-	for _, gvk := range rbac.HeldKinds {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := r.APIReader.List(ctx, list, client.MatchingLabelsSelector{Selector: rbac.AnyCSVOwner()}); err != nil {
-			return n, fmt.Errorf("listing %s: %w", rbac.KindName(gvk), err)
-		}
-		for _, o := range list.Items {
-			for _, f := range o.Finalizers {
-				if f == hold {
-					n++
-				}
-			}
-		}
+	rbacHeld, err := r.holder(r.APIReader).Count(ctx, rbac.AnyCSVOwner())
+	n += rbacHeld
+	if err != nil {
+		return n, err
 	}
 	return n, nil
 }

@@ -100,14 +100,12 @@ func without(list []string, f string) []string {
 func (h Holder) edit(ctx context.Context, sel labels.Selector, change func(*metav1.PartialObjectMetadata) []string) (int, error) {
 	changed := 0
 	for _, gvk := range HeldKinds {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := h.Lister.List(ctx, list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
-			return changed, fmt.Errorf("listing %s: %w", KindName(gvk), err)
+		items, err := h.list(ctx, gvk, sel)
+		if err != nil {
+			return changed, err
 		}
-		for i := range list.Items {
-			obj := &list.Items[i]
-			obj.SetGroupVersionKind(gvk)
+		for i := range items {
+			obj := &items[i]
 			done, err := patchFinalizers(ctx, h.Live, h.Writer, obj, change)
 			if apierrors.IsForbidden(err) {
 				return changed, &ForbiddenError{GVK: gvk, Name: obj.Name, Err: err}
@@ -121,6 +119,35 @@ func (h Holder) edit(ctx context.Context, sel labels.Selector, change func(*meta
 		}
 	}
 	return changed, nil
+}
+
+// Count counts the objects sel selects that carry the hold finalizer.
+func (h Holder) Count(ctx context.Context, sel labels.Selector) (int, error) {
+	n := 0
+	for _, gvk := range HeldKinds {
+		items, err := h.list(ctx, gvk, sel)
+		if err != nil {
+			return n, err
+		}
+		for _, o := range items {
+			if slices.Contains(o.Finalizers, h.Finalizer) {
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+func (h Holder) list(ctx context.Context, gvk schema.GroupVersionKind, sel labels.Selector) ([]metav1.PartialObjectMetadata, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := h.Lister.List(ctx, list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, fmt.Errorf("listing %s: %w", KindName(gvk), err)
+	}
+	for i := range list.Items {
+		list.Items[i].SetGroupVersionKind(gvk)
+	}
+	return list.Items, nil
 }
 
 func patchFinalizers(ctx context.Context, reader client.Reader, writer client.Writer, obj *metav1.PartialObjectMetadata, change func(*metav1.PartialObjectMetadata) []string) (bool, error) {

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -130,7 +129,7 @@ func (p *cleanerProcess) waitReady(ctx context.Context) error {
 		if p.Exited() {
 			return false, fmt.Errorf("%s exited", p.Name)
 		}
-		code, _, err := get(ctx, "http://"+p.probe+"/readyz")
+		code, _, err := controlplane.HTTPGet(ctx, "http://"+p.probe+"/readyz")
 		return err == nil && code == http.StatusOK, nil
 	})
 	if err != nil {
@@ -141,38 +140,12 @@ func (p *cleanerProcess) waitReady(ctx context.Context) error {
 
 // leader reports whether the process holds the lease, from its metrics.
 func (p *cleanerProcess) leader(ctx context.Context) bool {
-	code, body, err := get(ctx, "http://"+p.metrics+"/metrics")
+	code, body, err := controlplane.HTTPGet(ctx, "http://"+p.metrics+"/metrics")
 	if err != nil || code != http.StatusOK {
 		return false
 	}
 	want := `leader_election_master_status{name="` + LeaseName + `"} 1`
-	sc := bufio.NewScanner(strings.NewReader(body))
-	for sc.Scan() {
-		if sc.Text() == want {
-			return true
-		}
-	}
-	return false
-}
-
-func get(ctx context.Context, url string) (int, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0, "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	var b strings.Builder
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		b.WriteString(sc.Text())
-		b.WriteByte('\n')
-	}
-	return resp.StatusCode, b.String(), sc.Err()
+	return slices.Contains(strings.Split(body, "\n"), want)
 }
 
 // Exited counts the local replicas that exited since the last Scale.
@@ -204,38 +177,24 @@ func (cl *Cleaner) Crash(ctx context.Context) error {
 // KillLeader waits until one replica holds the lease and kills it with no
 // grace: the other replicas must take over. It returns the leader's name.
 func (cl *Cleaner) KillLeader(ctx context.Context) (string, error) {
-	var name string
-	err := controlplane.WaitFor(ctx, time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
-		if !cl.c.Local() {
-			lease := &coordinationv1.Lease{}
-			if err := cl.c.Client.Get(ctx, client.ObjectKey{Namespace: cl.Namespace, Name: LeaseName}, lease); err != nil {
-				return false, client.IgnoreNotFound(err)
-			}
-			if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
-				return false, nil
-			}
-			// controller-runtime's identity is <hostname>_<uuid>; a pod's hostname is its name.
-			name, _, _ = strings.Cut(*lease.Spec.HolderIdentity, "_")
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: cl.Namespace, Name: name}}
-			return true, cl.c.Client.Delete(ctx, pod, client.GracePeriodSeconds(0))
-		}
-		for i, p := range cl.procs {
-			if p.leader(ctx) {
-				name = p.Name
-				p.Kill()
-				cl.procs = append(cl.procs[:i], cl.procs[i+1:]...)
-				return true, nil
-			}
-		}
-		return false, nil
-	})
+	name, err := cl.Leader(ctx)
 	if err != nil {
-		return "", fmt.Errorf("waiting for a csv-cleaner leader: %w", err)
+		return "", err
 	}
+	if !cl.c.Local() {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: cl.Namespace, Name: name}}
+		return name, cl.c.Client.Delete(ctx, pod, client.GracePeriodSeconds(0))
+	}
+	i := slices.IndexFunc(cl.procs, func(p *cleanerProcess) bool { return p.Name == name })
+	cl.procs[i].Kill()
+	cl.procs = slices.Delete(cl.procs, i, i+1)
 	return name, nil
 }
 
-// Leader waits until a replica holds the lease and returns its name.
+// Leader waits until a replica holds the lease and returns its name: the
+// process's locally, from its metrics; the pod's on an existing cluster,
+// from the Lease (controller-runtime's identity is <hostname>_<uuid>, and a
+// pod's hostname is its name).
 func (cl *Cleaner) Leader(ctx context.Context) (string, error) {
 	var name string
 	err := controlplane.WaitFor(ctx, time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
@@ -257,7 +216,10 @@ func (cl *Cleaner) Leader(ctx context.Context) (string, error) {
 		}
 		return false, nil
 	})
-	return name, err
+	if err != nil {
+		return "", fmt.Errorf("waiting for a csv-cleaner leader: %w", err)
+	}
+	return name, nil
 }
 
 func (cl *Cleaner) podLabels(ctx context.Context) map[string]string {

@@ -15,7 +15,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -252,21 +251,4 @@ func widgets(names ...string) []string {
 		out[i] = "Widget " + n
 	}
 	return out
-}
-
-// metaObjects returns the items of a typed list as objects.
-func metaObjects(list client.ObjectList) ([]metav1.Object, error) {
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]metav1.Object, 0, len(items))
-	for _, it := range items {
-		o, err := meta.Accessor(it)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, o)
-	}
-	return out, nil
 }

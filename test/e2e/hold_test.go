@@ -6,13 +6,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,49 +30,48 @@ var (
 	foreground = samplePackage("foreground")
 )
 
+// ownedClusterRBAC is the metadata of OLM's ClusterRoles and bindings of the install's CSV.
+func ownedClusterRBAC(ctx context.Context, in *install) []metav1.PartialObjectMetadata {
+	GinkgoHelper()
+	var out []metav1.PartialObjectMetadata
+	for _, gvk := range rbac.HeldKinds {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		Expect(kc.Client.List(ctx, list, client.MatchingLabelsSelector{Selector: rbac.OwnerSelector(in.csvKey())})).To(Succeed())
+		out = append(out, list.Items...)
+	}
+	return out
+}
+
 // fieldsWrittenBy returns, for each of OLM's ClusterRoles and bindings of
 // the install's CSV, the fields that the API server records as written by
 // manager (metadata.managedFields), as JSON.
 func fieldsWrittenBy(ctx context.Context, in *install, manager string) []string {
 	GinkgoHelper()
-	owner := client.MatchingLabelsSelector{Selector: rbac.OwnerSelector(in.csvKey())}
 	var out []string
-	for _, list := range []client.ObjectList{&rbacv1.ClusterRoleList{}, &rbacv1.ClusterRoleBindingList{}} {
-		Expect(kc.Client.List(ctx, list, owner)).To(Succeed())
-		items, err := metaObjects(list)
-		Expect(err).NotTo(HaveOccurred())
-		for _, o := range items {
-			for _, m := range o.GetManagedFields() {
-				if m.Manager == manager {
-					out = append(out, m.FieldsV1.GetRawString())
-				}
+	for _, o := range ownedClusterRBAC(ctx, in) {
+		for _, m := range o.ManagedFields {
+			if m.Manager == manager {
+				out = append(out, m.FieldsV1.GetRawString())
 			}
 		}
 	}
 	return out
 }
 
-// clusterRBACState is "held", "terminating, held", "gone" or "live" for each
-// of OLM's ClusterRoles and bindings of the CSV, by name.
+// clusterRBACState is "live", "live, held", "terminating" or "terminating,
+// held" for each of OLM's ClusterRoles and bindings of the CSV.
 func clusterRBACState(ctx context.Context, in *install) []string {
-	owner := client.MatchingLabelsSelector{Selector: rbac.OwnerSelector(in.csvKey())}
 	var out []string
-	for _, list := range []client.ObjectList{&rbacv1.ClusterRoleList{}, &rbacv1.ClusterRoleBindingList{}} {
-		Expect(kc.Client.List(ctx, list, owner)).To(Succeed())
-		items, err := metaObjects(list)
-		Expect(err).NotTo(HaveOccurred())
-		for _, o := range items {
-			state := "live"
-			if o.GetDeletionTimestamp() != nil {
-				state = "terminating"
-			}
-			for _, f := range o.GetFinalizers() {
-				if f == rbac.HoldFinalizer {
-					state += ", held"
-				}
-			}
-			out = append(out, state)
+	for _, o := range ownedClusterRBAC(ctx, in) {
+		state := "live"
+		if o.DeletionTimestamp != nil {
+			state = "terminating"
 		}
+		if slices.Contains(o.Finalizers, rbac.HoldFinalizer) {
+			state += ", held"
+		}
+		out = append(out, state)
 	}
 	return out
 }

@@ -1,9 +1,7 @@
 package envtest_test
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os/exec"
@@ -28,20 +26,6 @@ func freeAddr() string {
 	addr := l.Addr().String()
 	Expect(l.Close()).To(Succeed())
 	return addr
-}
-
-func httpGet(ctx context.Context, url string) (int, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0, "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), err
 }
 
 var _ = Describe("The csv-cleaner binary", func() {
@@ -75,7 +59,7 @@ var _ = Describe("The csv-cleaner binary", func() {
 		}).WithContext(ctx).Should(Succeed())
 		for _, path := range []string{"/healthz", "/readyz"} {
 			Eventually(func() (int, error) {
-				code, _, err := httpGet(ctx, fmt.Sprintf("http://%s%s", probes, path))
+				code, _, err := controlplane.HTTPGet(ctx, fmt.Sprintf("http://%s%s", probes, path))
 				return code, err
 			}).WithContext(ctx).Should(Equal(http.StatusOK), path)
 		}
@@ -99,7 +83,7 @@ var _ = Describe("The csv-cleaner binary", func() {
 		alone.uninstall(ctx)
 		Expect(alone.remaining(ctx)).To(Equal([]string{"CRD " + alone.crd(0).Name()}))
 		Eventually(func() (string, error) {
-			_, body, err := httpGet(ctx, fmt.Sprintf("http://%s/metrics", metrics))
+			_, body, err := controlplane.HTTPGet(ctx, fmt.Sprintf("http://%s/metrics", metrics))
 			return body, err
 		}).WithContext(ctx).Should(ContainSubstring(`csv_cleaner_uninstalls_total{result="completed"}`))
 

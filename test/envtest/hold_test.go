@@ -42,6 +42,12 @@ func rbacFinalizers(ctx context.Context, name string) [][]string {
 
 var held = [][]string{{rbac.HoldFinalizer}, {rbac.HoldFinalizer}}
 
+// waitRBACFinalizers waits until rbacFinalizers(name) is want.
+func waitRBACFinalizers(ctx context.Context, name string, want [][]string) {
+	GinkgoHelper()
+	Eventually(func(ctx context.Context) [][]string { return rbacFinalizers(ctx, name) }).WithContext(ctx).Should(Equal(want))
+}
+
 // rbacContent is what csv-cleaner must never change on a ClusterRole and its binding.
 func rbacContent(ctx context.Context, name string) []any {
 	GinkgoHelper()
@@ -69,11 +75,11 @@ var _ = Describe("The RBAC hold", func() {
 		s.clusterRole(ctx, "bundle", map[string]string{rbac.OwnerKey: s.install.CSVName})
 		before := rbacContent(ctx, s.id+"-role")
 		s.waitFinalizer(ctx)
-		Eventually(func(ctx context.Context) [][]string { return rbacFinalizers(ctx, s.id+"-role") }).WithContext(ctx).Should(Equal(held))
+		waitRBACFinalizers(ctx, s.id+"-role", held)
 
 		By("an upgrade adds a ClusterRole: it is held too")
 		s.ownedRBAC(ctx, "later")
-		Eventually(func(ctx context.Context) [][]string { return rbacFinalizers(ctx, s.id+"-later") }).WithContext(ctx).Should(Equal(held))
+		waitRBACFinalizers(ctx, s.id+"-later", held)
 		bundle := &rbacv1.ClusterRole{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: s.id + "-bundle"}, bundle)).To(Succeed())
 		Expect(bundle.Finalizers).To(BeEmpty())
@@ -87,7 +93,7 @@ var _ = Describe("The RBAC hold", func() {
 		w := s.operand(ctx, 0, s.ns("a"), "w1", operandHold)
 		s.ownedRBAC(ctx, "role")
 		s.waitFinalizer(ctx)
-		Eventually(func(ctx context.Context) [][]string { return rbacFinalizers(ctx, s.id+"-role") }).WithContext(ctx).Should(Equal(held))
+		waitRBACFinalizers(ctx, s.id+"-role", held)
 		before := rbacContent(ctx, s.id+"-role")
 
 		s.deleteCSV(ctx)
@@ -115,7 +121,7 @@ var _ = Describe("The RBAC hold", func() {
 		s.create(ctx)
 		s.ownedRBAC(ctx, "role")
 		s.waitFinalizer(ctx)
-		Eventually(func(ctx context.Context) [][]string { return rbacFinalizers(ctx, s.id+"-role") }).WithContext(ctx).Should(Equal(held))
+		waitRBACFinalizers(ctx, s.id+"-role", held)
 		v2 := s.install.CSV()
 		v2.Name = s.id + "-operator.v2.0.0"
 		v2.Spec.Replaces = s.install.CSVName
@@ -123,8 +129,7 @@ var _ = Describe("The RBAC hold", func() {
 		s.deleteCSV(ctx)
 		deleteRBAC(ctx, s.id+"-role")
 		s.csvGone(ctx)
-		Eventually(func(ctx context.Context) [][]string { return rbacFinalizers(ctx, s.id+"-role") }).WithContext(ctx).
-			Should(Equal([][]string{{"gone"}, {"gone"}}))
+		waitRBACFinalizers(ctx, s.id+"-role", [][]string{{"gone"}, {"gone"}})
 		Expect(s.phase(ctx)).To(Equal("Skipped/Upgrade"))
 	})
 
@@ -134,20 +139,18 @@ var _ = Describe("The RBAC hold", func() {
 		s.create(ctx)
 		s.ownedRBAC(ctx, "role")
 		s.waitFinalizer(ctx)
-		Eventually(func(ctx context.Context) [][]string { return rbacFinalizers(ctx, s.id+"-role") }).WithContext(ctx).Should(Equal(held))
+		waitRBACFinalizers(ctx, s.id+"-role", held)
 
 		By("turning the hold off")
 		restartManagerWith(func(o *cleanup.SetupOptions) { o.DisableRBACHold = true })
-		Eventually(func(ctx context.Context) [][]string { return rbacFinalizers(ctx, s.id+"-role") }).WithContext(ctx).
-			Should(Equal([][]string{{}, {}}))
+		waitRBACFinalizers(ctx, s.id+"-role", [][]string{{}, {}})
 		stopManager()
 		startManager()
-		Eventually(func(ctx context.Context) [][]string { return rbacFinalizers(ctx, s.id+"-role") }).WithContext(ctx).Should(Equal(held))
+		waitRBACFinalizers(ctx, s.id+"-role", held)
 
 		By("deleting the policy")
 		Expect(k8s.Delete(ctx, s.policy)).To(Succeed())
-		Eventually(func(ctx context.Context) [][]string { return rbacFinalizers(ctx, s.id+"-role") }).WithContext(ctx).
-			Should(Equal([][]string{{}, {}}))
+		waitRBACFinalizers(ctx, s.id+"-role", [][]string{{}, {}})
 		Eventually(func(ctx context.Context) []string { return s.finalizers(ctx) }).WithContext(ctx).ShouldNot(ContainElement(cleanup.DefaultFinalizer))
 	})
 
@@ -157,7 +160,7 @@ var _ = Describe("The RBAC hold", func() {
 		s.create(ctx)
 		s.ownedRBAC(ctx, "role")
 		s.waitFinalizer(ctx)
-		Eventually(func(ctx context.Context) [][]string { return rbacFinalizers(ctx, s.id+"-role") }).WithContext(ctx).Should(Equal(held))
+		waitRBACFinalizers(ctx, s.id+"-role", held)
 
 		self := fixtures.Install{Namespace: "self-" + s.id, CSVName: "csv-cleaner.v0.1.0", Targets: []string{""}}
 		_, err := self.Create(ctx, k8s)

@@ -1,7 +1,6 @@
 package envtest_test
 
 import (
-	"context"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -22,7 +21,7 @@ var _ = Describe("A deletion that is not an uninstall", func() {
 		s.createPolicy(ctx)
 		s.installWithOperand(ctx)
 		// Once the hold is on the RBAC, nothing makes csv-cleaner look at the CSV until it changes.
-		Eventually(func(ctx context.Context) [][]string { return rbacFinalizers(ctx, s.id+"-role") }).WithContext(ctx).Should(Equal(held))
+		waitRBACFinalizers(ctx, s.id+"-role", held)
 		return []string{"CRD " + s.crd(0).Name(), "ClusterRole " + s.id + "-role", "ClusterRoleBinding " + s.id + "-role", "Widget " + s.ns("a") + "/w1"}
 	}
 	setStatus := func(ctx SpecContext, s *scenario, phase operatorsv1alpha1.ClusterServiceVersionPhase, reason operatorsv1alpha1.ConditionReason) {
