@@ -20,7 +20,6 @@ var _ = Describe("A deletion that is not an uninstall", func() {
 	setup := func(ctx SpecContext, s *scenario) []string {
 		s.createPolicy(ctx)
 		s.installWithOperand(ctx)
-		// Once the hold is on the RBAC, nothing makes csv-cleaner look at the CSV until it changes.
 		waitRBACFinalizers(ctx, s.id+"-role", held)
 		return []string{"CRD " + s.crd(0).Name(), "ClusterRole " + s.id + "-role", "ClusterRoleBinding " + s.id + "-role", "Widget " + s.ns("a") + "/w1"}
 	}
@@ -59,8 +58,14 @@ var _ = Describe("A deletion that is not an uninstall", func() {
 	It("is a copy when OLM's status says Copied", func(ctx SpecContext) {
 		s := newScenario("skip-copied")
 		want := setup(ctx, s)
+		// Seen live, a CSV marked Copied loses csv-cleaner's finalizer; to see
+		// how its deletion is classified, the status and the deletion happen
+		// while csv-cleaner is stopped, so it meets the deleting CSV first.
+		scaleToZero()
 		setStatus(ctx, s, operatorsv1alpha1.CSVPhaseSucceeded, operatorsv1alpha1.CSVReasonCopied)
-		s.uninstall(ctx)
+		s.deleteCSV(ctx)
+		startManager()
+		s.csvGone(ctx)
 		Expect(s.remaining(ctx)).To(Equal(want))
 		Expect(s.phase(ctx)).To(Equal("Skipped/Copied"))
 	})
