@@ -4,13 +4,23 @@ SHELL := /usr/bin/env bash -o pipefail
 
 LOCALBIN ?= $(CURDIR)/bin
 VERSION ?= 0.1.0
+# The images csv-cleaner ships as (the bundle's CSV names IMG).
+IMAGE_TAG_BASE ?= quay.io/csv-cleaner/csv-cleaner
+IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
+BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
+CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:v$(VERSION)
+PACKAGE := csv-cleaner
+CHANNEL := stable
 
 # Pinned tool versions, installed into bin/ through the Go module proxy.
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
+KUSTOMIZE_VERSION ?= v5.8.0
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+KUSTOMIZE ?= $(LOCALBIN)/kustomize
+OPM ?= $(LOCALBIN)/opm
 
 # The control plane the tests and the demo run on (built from source, see hack/control-plane).
 CONTROL_PLANE := $(LOCALBIN)/etcd $(LOCALBIN)/kube-apiserver $(LOCALBIN)/kube-controller-manager
@@ -53,14 +63,15 @@ vet: ## Run go vet, including the e2e and bench build tags.
 lint: golangci-lint ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
+GENERATED := api manifests bundle bundle.Dockerfile catalog
+
 .PHONY: verify-generated
-verify-generated: controller-gen ## Fail when the generated files differ from what the markers generate.
+verify-generated: controller-gen kustomize $(OPM) ## Fail when a generated file (code, manifests, bundle, catalog) is not what its sources generate.
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	cp -r manifests api $$tmp/; \
-	$(MAKE) -s generate manifests >/dev/null; \
-	if ! diff -r $$tmp/manifests manifests >/dev/null || ! diff -r $$tmp/api api >/dev/null; then \
-		echo "generated files were out of date and are now regenerated: review and commit them"; \
-		diff -r $$tmp/manifests manifests; diff -r $$tmp/api api; exit 1; fi
+	cp -r $(GENERATED) $$tmp/; \
+	$(MAKE) -s generate manifests bundle catalog >/dev/null; \
+	stale=0; for f in $(GENERATED); do diff -r $$tmp/$$f $$f >/dev/null || { stale=1; diff -r $$tmp/$$f $$f; }; done; \
+	if [ $$stale = 1 ]; then echo "generated files were out of date and are now regenerated: review and commit them"; exit 1; fi
 
 .PHONY: test
 test: verify-generated vet control-plane e2e-tools ## Run the unit tests, the envtest suite and the end-to-end suite.
@@ -100,10 +111,53 @@ demo: build control-plane ## Show an uninstall surviving csv-cleaner scaled to z
 	go run ./hack/demo --bin-dir $(LOCALBIN)
 
 .PHONY: docker-build
-docker-build: ## Build the container image (needs a Docker engine).
-	docker build --build-arg VERSION=$(VERSION) -t csv-cleaner:$(VERSION) .
+docker-build: ## Build the container image IMG (needs a Docker engine; test/image checks the same build without one).
+	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
+
+##@ Deployment
+
+.PHONY: deploy
+deploy: manifests kustomize ## Install csv-cleaner without OLM into the cluster of the current kubeconfig.
+	$(KUSTOMIZE) build manifests/default | kubectl apply -f -
+
+.PHONY: undeploy
+undeploy: kustomize ## Remove what deploy installed (uninstall csv-cleaner's CSV through OLM instead when OLM installed it).
+	$(KUSTOMIZE) build manifests/default | kubectl delete --ignore-not-found -f -
+
+##@ OLM
+
+.PHONY: bundle
+bundle: manifests kustomize ## Generate the OLM bundle (bundle/, bundle.Dockerfile) from manifests/.
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	cp -r manifests $$tmp/; \
+	(cd $$tmp/manifests/manager && $(KUSTOMIZE) edit set image controller=$(IMG)); \
+	$(KUSTOMIZE) build $$tmp/manifests/olm | go run ./hack/bundle --version $(VERSION) --package $(PACKAGE) --channel $(CHANNEL)
+
+.PHONY: bundle-build
+bundle-build: ## Build the bundle image BUNDLE_IMG (needs a Docker engine).
+	docker build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
+
+.PHONY: catalog
+catalog: bundle $(OPM) ## Generate catalog/, the file-based catalog of package csv-cleaner, channel stable, with the bundle embedded; validate it with opm.
+	rm -rf catalog && mkdir -p catalog/$(PACKAGE)
+	$(OPM) init $(PACKAGE) --default-channel=$(CHANNEL) --description=manifests/olm/description.md --icon=manifests/olm/icon.svg --output=yaml > catalog/$(PACKAGE)/index.yaml
+	printf -- '---\nschema: olm.channel\npackage: $(PACKAGE)\nname: $(CHANNEL)\nentries:\n- name: $(PACKAGE).v$(VERSION)\n' >> catalog/$(PACKAGE)/index.yaml
+	@# A bundle directory renders with image "" and its manifests as olm.bundle.object
+	@# properties: OLM reads the bundle from the catalog and pulls no bundle image.
+	$(OPM) render bundle --output=yaml >> catalog/$(PACKAGE)/index.yaml
+	$(OPM) validate catalog
+
+.PHONY: catalog-build
+catalog-build: catalog $(OPM) ## Build the catalog image CATALOG_IMG (needs a Docker engine).
+	$(OPM) generate dockerfile catalog
+	docker build -f catalog.Dockerfile -t $(CATALOG_IMG) .
 
 ##@ Tools
+
+.PHONY: kustomize
+kustomize: $(KUSTOMIZE)
+$(KUSTOMIZE):
+	GOBIN=$(LOCALBIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN)

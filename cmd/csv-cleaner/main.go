@@ -18,7 +18,10 @@ import (
 
 var version = "dev"
 
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// The leader election lease, and the Events about it, in csv-cleaner's own
+// namespace only (the Role is put there by kustomize).
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=csv-cleaner
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch,namespace=csv-cleaner
 
 // stringList is a repeatable string flag.
 type stringList []string

@@ -55,6 +55,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached *operatorsv1alp
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	defer progress.observe(csvKey(csv), rec.st)
 	now := time.Now()
 
 	if policy == nil {
@@ -106,8 +107,10 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached *operatorsv1alp
 		return ctrl.Result{}, err
 	}
 	if rec.prev.Phase != cleanupv1alpha1.PhaseCompleted {
-		uninstalls.WithLabelValues("completed").Inc()
-		r.event(csv, corev1.EventTypeNormal, "CleanupCompleted", "Uninstall", "Uninstall completed in %s", now.Sub(csv.DeletionTimestamp.Time).Round(time.Second))
+		took := now.Sub(csv.DeletionTimestamp.Time)
+		uninstalls.WithLabelValues(resultCompleted, "").Inc()
+		uninstallDuration.Observe(took.Seconds())
+		r.event(csv, corev1.EventTypeNormal, "CleanupCompleted", "Uninstall", "Uninstall completed in %s", took.Round(time.Second))
 	}
 	return ctrl.Result{}, nil
 }
@@ -127,7 +130,7 @@ func (r *Reconciler) skip(ctx context.Context, csv *operatorsv1alpha1.ClusterSer
 		return err
 	}
 	if rec.prev.Phase != cleanupv1alpha1.PhaseSkipped {
-		uninstalls.WithLabelValues("skipped_" + v.SkipReason).Inc()
+		uninstalls.WithLabelValues(resultSkipped, v.SkipReason).Inc()
 		r.event(csv, corev1.EventTypeNormal, "CleanupSkipped", "Uninstall", "Nothing deleted (%s): %s", v.SkipReason, v.Message)
 	}
 	return nil
@@ -137,7 +140,7 @@ func (r *Reconciler) skip(ctx context.Context, csv *operatorsv1alpha1.ClusterSer
 func (r *Reconciler) block(csv *operatorsv1alpha1.ClusterServiceVersion, rec *record, p *Problem) {
 	rec.blocked(p.Reason, p.Message)
 	if rec.prev.Phase != cleanupv1alpha1.PhaseBlocked || rec.prev.Reason != p.Reason {
-		blockedTransitions.WithLabelValues(p.Reason).Inc()
+		uninstalls.WithLabelValues(resultBlocked, p.Reason).Inc()
 		r.event(csv, corev1.EventTypeWarning, "Blocked", "Uninstall", "Uninstall blocked (%s) on %s: %s", p.Reason, p.Object, p.Message)
 	}
 }

@@ -1,19 +1,34 @@
 package cleanup
 
 import (
+	"sync"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+)
+
+// Result label values of csv_cleaner_uninstalls_total.
+const (
+	resultCompleted = "completed"
+	resultSkipped   = "skipped"
+	resultBlocked   = "blocked"
 )
 
 var (
 	uninstalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "csv_cleaner_uninstalls_total",
-		Help: "Uninstalls that ended, by result: completed, or skipped_<reason>.",
-	}, []string{"result"})
-	blockedTransitions = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "csv_cleaner_uninstall_blocked_total",
-		Help: "Times an uninstall became Blocked, by reason.",
-	}, []string{"reason"})
+		Help: "Uninstalls by result: completed; skipped, with the reason nothing was deleted; blocked, counted each time an uninstall becomes Blocked, with the reason.",
+	}, []string{"result", "reason"})
+	uninstallDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "csv_cleaner_uninstall_duration_seconds",
+		Help:    "Time from a CSV's deletion to the release of its finalizer, for completed uninstalls.",
+		Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600},
+	})
 	operandsDeleted = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "csv_cleaner_operand_deletes_total",
 		Help: "Delete requests csv-cleaner issued for operands.",
@@ -22,8 +37,87 @@ var (
 		Name: "csv_cleaner_record_unwritable_total",
 		Help: "Uninstalls that went on without a CSVCleanup record because their namespace was terminating.",
 	})
+	progress = newProgressCollector()
 )
 
 func init() {
-	metrics.Registry.MustRegister(uninstalls, blockedTransitions, operandsDeleted, recordUnwritable)
+	metrics.Registry.MustRegister(uninstalls, uninstallDuration, operandsDeleted, recordUnwritable, progress)
+}
+
+// progressCollector reports the uninstalls under way as this replica last
+// saw them: the objects each still has to delete, and since when each
+// Blocked one has been blocked. It is filled by the reconciles of the
+// leader; a new leader fills it again as it reconciles every deleting CSV.
+type progressCollector struct {
+	mu    sync.Mutex
+	state map[types.NamespacedName]uninstallProgress
+
+	remaining, blockedSince, blockedNow *prometheus.Desc
+}
+
+type uninstallProgress struct {
+	remaining    int32
+	blockedSince time.Time // zero unless Blocked
+	reason       string
+}
+
+func newProgressCollector() *progressCollector {
+	return &progressCollector{
+		state: map[types.NamespacedName]uninstallProgress{},
+		remaining: prometheus.NewDesc("csv_cleaner_uninstall_objects_remaining",
+			"Objects (operands, cluster RBAC, webhooks, CRDs) an uninstall under way still has to see gone.",
+			[]string{"namespace", "name"}, nil),
+		blockedSince: prometheus.NewDesc("csv_cleaner_uninstall_blocked_since_timestamp_seconds",
+			"When a Blocked uninstall became Blocked (its record's Blocked condition), as a Unix time.",
+			[]string{"namespace", "name", "reason"}, nil),
+		blockedNow: prometheus.NewDesc("csv_cleaner_uninstalls_blocked",
+			"Uninstalls Blocked now.", nil, nil),
+	}
+}
+
+// observe records an uninstall's status after a reconcile; a finished one is forgotten.
+func (p *progressCollector) observe(key types.NamespacedName, st *cleanupv1alpha1.CSVCleanupStatus) {
+	if st.Phase == cleanupv1alpha1.PhaseCompleted || st.Phase == cleanupv1alpha1.PhaseSkipped {
+		p.forget(key)
+		return
+	}
+	u := uninstallProgress{remaining: st.Remaining}
+	if st.Phase == cleanupv1alpha1.PhaseBlocked {
+		u.reason = st.Reason
+		u.blockedSince = time.Now()
+		if c := meta.FindStatusCondition(st.Conditions, cleanupv1alpha1.ConditionBlocked); c != nil && !c.LastTransitionTime.IsZero() {
+			u.blockedSince = c.LastTransitionTime.Time
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.state[key] = u
+}
+
+// forget drops an uninstall that ended or whose CSV is gone.
+func (p *progressCollector) forget(key types.NamespacedName) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.state, key)
+}
+
+func (p *progressCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- p.remaining
+	ch <- p.blockedSince
+	ch <- p.blockedNow
+}
+
+func (p *progressCollector) Collect(ch chan<- prometheus.Metric) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	blocked := 0
+	for key, u := range p.state {
+		ch <- prometheus.MustNewConstMetric(p.remaining, prometheus.GaugeValue, float64(u.remaining), key.Namespace, key.Name)
+		if !u.blockedSince.IsZero() {
+			blocked++
+			ch <- prometheus.MustNewConstMetric(p.blockedSince, prometheus.GaugeValue,
+				float64(u.blockedSince.Unix()), key.Namespace, key.Name, u.reason)
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(p.blockedNow, prometheus.GaugeValue, float64(blocked))
 }

@@ -57,6 +57,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	csv := &operatorsv1alpha1.ClusterServiceVersion{}
 	if err := r.Client.Get(ctx, req.NamespacedName, csv); err != nil {
 		if apierrors.IsNotFound(err) {
+			progress.forget(req.NamespacedName)
 			return ctrl.Result{}, r.releaseOrphanedHold(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, err
