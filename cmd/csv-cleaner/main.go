@@ -30,6 +30,15 @@ func (s *stringList) String() string     { return fmt.Sprint(*s) }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "plan":
+			os.Exit(planCommand(os.Args[2:], os.Stdout, os.Stderr))
+		case "version":
+			fmt.Println(version)
+			return
+		}
+	}
 	var (
 		metricsAddr, probeAddr, leaderNS string
 		leaderElect                      bool

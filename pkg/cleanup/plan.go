@@ -223,15 +223,14 @@ func PlanOperands(in OperandInput) OperandPlan {
 		return plan
 	}
 	for _, item := range in.Items {
-		if reason := keepReason(in, &item); reason != "" {
+		switch reason := keepReason(in, &item); {
+		case reason != "":
 			plan.Kept[reason]++
-			continue
-		}
-		if item.DeletionTimestamp != nil {
+		case item.DeletionTimestamp != nil:
 			plan.Terminating = append(plan.Terminating, item)
-			continue
+		default:
+			plan.Delete = append(plan.Delete, item)
 		}
-		plan.Delete = append(plan.Delete, item)
 	}
 	return plan
 }

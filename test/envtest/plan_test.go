@@ -1,0 +1,137 @@
+package envtest_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
+)
+
+var _ = Describe("csv-cleaner plan", func() {
+	It("prints what an uninstall would delete and keep, and why, as a table or JSON, and changes nothing", func(ctx SpecContext) {
+		s := newScenario("plan")
+		s.createPolicy(ctx, func(p *cleanupv1alpha1.CleanupPolicySpec) { p.CRDs = cleanupv1alpha1.Delete })
+		s.installWithOperand(ctx) // a-plan/w1 and plan-role
+		s.operand(ctx, 0, s.ns("b"), "w2", "example.com/hold")
+		s.operand(ctx, 0, s.ns("c"), "w3") // outside the targets
+		s.clusterRole(ctx, "unrelated", map[string]string{"olm.owner": s.install.CSVName})
+		kind := s.crd(0).Kind + "." + s.crd(0).Group
+
+		By("stopping csv-cleaner, so that any change to the cluster would be the plan's")
+		stopManager()
+		before := resourceVersions(ctx, s)
+
+		bin := filepath.Join(GinkgoT().TempDir(), "csv-cleaner")
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/csv-cleaner")
+		build.Dir = controlplane.RepoRoot()
+		out, err := build.CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), string(out))
+		run := func(args ...string) string {
+			GinkgoHelper()
+			var stdout, stderr bytes.Buffer
+			cmd := exec.CommandContext(ctx, bin, append([]string{"plan", "--kubeconfig", cp.Kubeconfig}, args...)...)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			Expect(cmd.Run()).To(Succeed(), stderr.String())
+			return stdout.String()
+		}
+
+		By("reading the plan as JSON")
+		var plan cleanup.DryRun
+		Expect(json.Unmarshal([]byte(run("--namespace", s.install.Namespace, s.install.CSVName, "-o", "json")), &plan)).To(Succeed())
+		Expect(plan.Verdict).To(Equal(cleanup.VerdictUninstall))
+		Expect(plan.Policy).To(Equal("plan"))
+		Expect(plan.Items).To(ConsistOf(
+			cleanup.DryRunItem{Action: "Delete", Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: cleanup.DeleteOwnedOperand},
+			cleanup.DryRunItem{Action: "Delete", Kind: kind, Namespace: s.ns("b"), Name: "w2", Reason: cleanup.DeleteOwnedOperand},
+			cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("c"), Name: "w3", Reason: cleanup.KeepOutsideTargets},
+			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRoleBinding.rbac.authorization.k8s.io", Name: "plan-role", Reason: cleanup.DeleteOwnerLabels},
+			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRole.rbac.authorization.k8s.io", Name: "plan-role", Reason: cleanup.DeleteOwnerLabels},
+			cleanup.DryRunItem{Action: "Keep", Kind: "CustomResourceDefinition.apiextensions.k8s.io", Name: s.crd(0).Name(), Reason: cleanup.KeepHasInstances},
+		), "the ClusterRole with olm.owner alone is not the CSV's")
+
+		By("reading the same plan as a table, with the CSV name before the flags")
+		table := run(s.install.CSVName, "-n", s.install.Namespace)
+		Expect(table).To(MatchRegexp(`Verdict:\s+Uninstall: the CSV is not being deleted; deleting it now would uninstall the operator`))
+		Expect(table).To(MatchRegexp(`(?m)^ACTION\s+KIND\s+NAMESPACE\s+NAME\s+REASON$`))
+		Expect(table).To(MatchRegexp(`(?m)^Keep\s+Widget\.plan\.example\.com\s+c-plan\s+w3\s+OutsideTargets$`))
+		Expect(table).To(MatchRegexp(`(?m)^Delete\s+ClusterRole\.rbac\.authorization\.k8s\.io\s+-\s+plan-role\s+OwnerLabels$`))
+		Expect(table).To(ContainSubstring("4 to delete, 2 to keep"))
+		GinkgoWriter.Println(table)
+
+		By("finding every object as it was: no write, no CSVCleanup record")
+		Expect(resourceVersions(ctx, s)).To(Equal(before))
+		Expect(k8s.Get(ctx, s.install.Key(), &cleanupv1alpha1.CSVCleanup{})).To(MatchError(ContainSubstring("not found")))
+
+		By("planning a CSV that is being deleted, while csv-cleaner is stopped: what was created after the deletion is kept")
+		s.deleteCSV(ctx)
+		time.Sleep(1100 * time.Millisecond) // creation timestamps have whole seconds
+		s.operand(ctx, 0, s.ns("a"), "late")
+		Expect(json.Unmarshal([]byte(run("-n", s.install.Namespace, s.install.CSVName, "-o", "json")), &plan)).To(Succeed())
+		Expect(plan.Message).To(Equal("CSV is being uninstalled"))
+		Expect(plan.Items).To(ContainElement(cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("a"), Name: "late", Reason: cleanup.KeepCreatedAfterDeletion}))
+
+		Expect(s.finalizers(ctx)).To(ContainElement(cleanup.DefaultFinalizer), "the plan released nothing")
+
+		By("letting csv-cleaner finish the uninstall the plan described")
+		startManager()
+		Eventually(func(g Gomega, ctx SpecContext) {
+			w2 := &unstructured.Unstructured{}
+			w2.SetGroupVersionKind(s.crd(0).GVK())
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: s.ns("b"), Name: "w2"}, w2)).To(Succeed())
+			w2.SetFinalizers(nil)
+			g.Expect(k8s.Update(ctx, w2)).To(Succeed())
+		}).WithContext(ctx).Should(Succeed())
+		s.csvGone(ctx)
+		Expect(s.remaining(ctx)).To(ConsistOf(
+			"CRD "+s.crd(0).Name(),
+			"Widget "+s.ns("c")+"/w3",
+			"Widget "+s.ns("a")+"/late",
+			"ClusterRole plan-unrelated",
+		))
+	})
+
+	It("says that a CSV no policy selects would have nothing deleted", func(ctx SpecContext) {
+		s := newScenario("planone")
+		s.create(ctx)
+		plan, err := cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(plan.Verdict).To(Equal(cleanup.VerdictUnmanaged))
+		Expect(plan.Items).To(BeEmpty())
+	})
+})
+
+// resourceVersions maps every object of the scenario the plan reads to its resourceVersion.
+func resourceVersions(ctx SpecContext, s *scenario) map[string]string {
+	GinkgoHelper()
+	out := map[string]string{}
+	csv, err := s.getCSV(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	out["csv"] = csv.ResourceVersion
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(s.crd(0).GVK().GroupVersion().WithKind(s.crd(0).Kind + "List"))
+	Expect(k8s.List(ctx, list)).To(Succeed())
+	for _, o := range list.Items {
+		out[o.Namespace+"/"+o.Name] = o.ResourceVersion
+	}
+	for _, kind := range []string{"ClusterRoleList", "ClusterRoleBindingList"} {
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(rbacv1.SchemeGroupVersion.WithKind(kind))
+		Expect(k8s.List(ctx, l, client.MatchingLabels{"olm.owner": s.install.CSVName})).To(Succeed())
+		for _, o := range l.Items {
+			out[kind+"/"+o.Name] = o.ResourceVersion
+		}
+	}
+	return out
+}
