@@ -77,18 +77,22 @@ func writeDockerfile(o options, labels map[string]string) error {
 	return nil
 }
 
-// writeYAML writes obj as YAML without the empty fields (creationTimestamp:
-// null, status: {}) that Go's zero values would add.
+// writeYAML writes obj as YAML without the nulls (creationTimestamp: null)
+// and the empty status that Go's zero values would add. Other empty objects
+// stay: `subresources: {status: {}}` means something.
 func writeYAML(path string, obj any) error {
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", path, err)
 	}
-	var m any
+	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return fmt.Errorf("encoding %s: %w", path, err)
 	}
-	out, err := yaml.Marshal(prune(m))
+	if st, ok := m["status"].(map[string]any); ok && len(st) == 0 {
+		delete(m, "status")
+	}
+	out, err := yaml.Marshal(dropNulls(m))
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", path, err)
 	}
@@ -98,21 +102,20 @@ func writeYAML(path string, obj any) error {
 	return nil
 }
 
-// prune drops nulls and empty objects, recursively.
-func prune(v any) any {
+// dropNulls removes null values, recursively.
+func dropNulls(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, val := range t {
-			val = prune(val)
-			if m, ok := val.(map[string]any); val == nil || (ok && len(m) == 0) {
+			if val == nil {
 				delete(t, k)
 				continue
 			}
-			t[k] = val
+			t[k] = dropNulls(val)
 		}
 	case []any:
 		for i := range t {
-			t[i] = prune(t[i])
+			t[i] = dropNulls(t[i])
 		}
 	}
 	return v

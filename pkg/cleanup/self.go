@@ -9,6 +9,7 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
@@ -39,19 +40,42 @@ func (r *Reconciler) selfDeleting(ctx context.Context) bool {
 // binding, and only when none is left releases its own CSV. Uninstalling
 // csv-cleaner therefore never leaves an object stuck on its finalizers;
 // uninstalls still under way are abandoned, as the README explains.
+//
+// OLM deletes csv-cleaner's own ClusterRoles and bindings the moment its CSV
+// is deleted, and csv-cleaner needs them to finish: so it holds them like
+// any managed operator's, and keeps a binding of its own to each of its
+// ClusterRoles (rbac.EnsureSelfBindings) that OLM does not delete. Its own
+// ClusterRoles are released last, and the garbage collector then removes
+// that binding.
 func (r *Reconciler) reconcileSelf(ctx context.Context, self *operatorsv1alpha1.ClusterServiceVersion) (ctrl.Result, error) {
-	if self.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.patchFinalizers(ctx, self, r.Finalizers.Ensure)
-	}
-	if !r.Finalizers.HeldBy(self.Finalizers) {
-		return ctrl.Result{}, nil
-	}
 	log := logr.FromContextOrDiscard(ctx)
-	log.Info("Removing every finalizer csv-cleaner placed: its own CSV is being deleted")
-	if err := r.releaseEverything(ctx); err != nil {
+	if self.DeletionTimestamp.IsZero() {
+		if err := r.patchFinalizers(ctx, self, r.Finalizers.Ensure); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.holdRBAC(ctx, self); err != nil {
+			return ctrl.Result{}, err
+		}
+		n, err := rbac.EnsureSelfBindings(ctx, r.APIReader, r.Client, csvKey(self))
+		if n > 0 {
+			log.Info("Bound csv-cleaner's ServiceAccount to its own ClusterRoles a second time, for its own uninstall", "created", n)
+		}
 		return ctrl.Result{}, err
 	}
-	left, err := r.countHeld(ctx)
+	if !r.Finalizers.HeldBy(self.Finalizers) {
+		// Released already; what is left is the hold on its own RBAC.
+		err := r.releaseOwnRBAC(ctx, csvKey(self))
+		if apierrors.IsForbidden(err) {
+			log.Info("csv-cleaner's own rights are gone: its uninstall is over, OLM removes it next")
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	log.Info("Removing every finalizer csv-cleaner placed: its own CSV is being deleted")
+	if err := r.releaseEverything(ctx, csvKey(self)); err != nil {
+		return ctrl.Result{}, err
+	}
+	left, err := r.countHeld(ctx, csvKey(self))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -62,12 +86,25 @@ func (r *Reconciler) reconcileSelf(ctx context.Context, self *operatorsv1alpha1.
 	}
 	r.event(self, corev1.EventTypeNormal, "FinalizersReleased", "Uninstall",
 		"csv-cleaner removed every finalizer it placed on CSVs and cluster RBAC; releasing its own CSV")
-	return ctrl.Result{}, r.patchFinalizers(ctx, self, r.Finalizers.Remove)
+	if err := r.patchFinalizers(ctx, self, r.Finalizers.Remove); err != nil {
+		return ctrl.Result{}, err
+	}
+	// Last, its own ClusterRoles and bindings: without them csv-cleaner can
+	// do nothing more, and OLM then lets the CSV go.
+	return ctrl.Result{}, r.releaseOwnRBAC(ctx, csvKey(self))
+}
+
+// releaseOwnRBAC releases the hold on csv-cleaner's own ClusterRoles and
+// bindings, in the order that keeps its rights until the last one.
+func (r *Reconciler) releaseOwnRBAC(ctx context.Context, self types.NamespacedName) error {
+	logr.FromContextOrDiscard(ctx).Info("Releasing csv-cleaner's own cluster RBAC, last")
+	_, err := r.holder(r.APIReader).ReleaseSelf(ctx, self)
+	return holdError(err)
 }
 
 // releaseEverything takes csv-cleaner's finalizers off every other CSV and
-// its hold off every ClusterRole and binding, read live.
-func (r *Reconciler) releaseEverything(ctx context.Context) error {
+// its hold off every ClusterRole and binding but its own (self's), read live.
+func (r *Reconciler) releaseEverything(ctx context.Context, self types.NamespacedName) error {
 	csvs := &operatorsv1alpha1.ClusterServiceVersionList{}
 	if err := r.APIReader.List(ctx, csvs); err != nil {
 		return fmt.Errorf("listing CSVs: %w", err)
@@ -81,11 +118,15 @@ func (r *Reconciler) releaseEverything(ctx context.Context) error {
 			return err
 		}
 	}
-	return r.releaseRBACSelected(ctx, r.APIReader, rbac.AnyCSVOwner())
+	n, err := r.holder(r.APIReader).Release(ctx, rbac.AnyCSVOwner(), self)
+	if n > 0 {
+		logr.FromContextOrDiscard(ctx).Info("Released the hold on cluster RBAC", "changed", n)
+	}
+	return holdError(err)
 }
 
-// countHeld counts the objects that still carry one of csv-cleaner's finalizers.
-func (r *Reconciler) countHeld(ctx context.Context) (int, error) {
+// countHeld counts the objects, but self's, that still carry one of csv-cleaner's finalizers.
+func (r *Reconciler) countHeld(ctx context.Context, self types.NamespacedName) (int, error) {
 	csvs := &operatorsv1alpha1.ClusterServiceVersionList{}
 	if err := r.APIReader.List(ctx, csvs); err != nil {
 		return 0, fmt.Errorf("listing CSVs: %w", err)
@@ -96,7 +137,7 @@ func (r *Reconciler) countHeld(ctx context.Context) (int, error) {
 			n++
 		}
 	}
-	rbacHeld, err := r.holder(r.APIReader).Count(ctx, rbac.AnyCSVOwner())
+	rbacHeld, err := r.holder(r.APIReader).Count(ctx, rbac.AnyCSVOwner(), self)
 	n += rbacHeld
 	if err != nil {
 		return n, err

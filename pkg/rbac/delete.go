@@ -48,13 +48,15 @@ type Owned struct {
 // ForbiddenError says that the API server refused a delete; the uninstall
 // waits rather than guessing.
 type ForbiddenError struct {
+	// Op is what was refused: "deleting", or "changing the finalizers of".
+	Op   string
 	GVK  schema.GroupVersionKind
 	Name string
 	Err  error
 }
 
 func (e *ForbiddenError) Error() string {
-	return fmt.Sprintf("deleting %s %q is forbidden: %v", KindName(e.GVK), e.Name, e.Err)
+	return fmt.Sprintf("%s %s %q is forbidden: %v", e.Op, KindName(e.GVK), e.Name, e.Err)
 }
 
 func (e *ForbiddenError) Unwrap() error { return e.Err }
@@ -90,7 +92,7 @@ func DeleteOwned(ctx context.Context, reader client.Reader, writer client.Writer
 				// Gone, or replaced by a new object of the same name: not ours to delete.
 				continue
 			case apierrors.IsForbidden(err):
-				return out, &ForbiddenError{GVK: gvk, Name: obj.GetName(), Err: err}
+				return out, &ForbiddenError{Op: "deleting", GVK: gvk, Name: obj.GetName(), Err: err}
 			default:
 				return out, fmt.Errorf("deleting %s %q: %w", KindName(gvk), obj.GetName(), err)
 			}

@@ -40,7 +40,7 @@ func OwnerOf(objLabels map[string]string) (types.NamespacedName, bool) {
 	return csv, ok
 }
 
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=list;watch;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=get;list;watch;patch
 
 // Holder edits the hold finalizer on ClusterRoles and bindings.
 type Holder struct {
@@ -70,15 +70,21 @@ func (h Holder) Hold(ctx context.Context, csv types.NamespacedName) (int, error)
 }
 
 // Release takes the hold finalizer off the objects sel selects (the CSV's
-// with OwnerSelector, every CSV's with AnyCSVOwner).
-func (h Holder) Release(ctx context.Context, sel labels.Selector) (int, error) {
+// with OwnerSelector, every CSV's with AnyCSVOwner), except those of the
+// CSVs in keep.
+func (h Holder) Release(ctx context.Context, sel labels.Selector, keep ...types.NamespacedName) (int, error) {
 	finalizer := h.Finalizer
 	return h.edit(ctx, sel, func(obj *metav1.PartialObjectMetadata) []string {
-		if !slices.Contains(obj.Finalizers, finalizer) {
+		if !slices.Contains(obj.Finalizers, finalizer) || ownedByAny(obj.Labels, keep) {
 			return nil
 		}
 		return without(obj.Finalizers, finalizer)
 	})
+}
+
+func ownedByAny(objLabels map[string]string, csvs []types.NamespacedName) bool {
+	owner, ok := OwnerOf(objLabels)
+	return ok && slices.Contains(csvs, owner)
 }
 
 // without is a copy of list without f; never nil, so that an empty list is a change.
@@ -100,29 +106,41 @@ func without(list []string, f string) []string {
 func (h Holder) edit(ctx context.Context, sel labels.Selector, change func(*metav1.PartialObjectMetadata) []string) (int, error) {
 	changed := 0
 	for _, gvk := range HeldKinds {
-		items, err := h.list(ctx, gvk, sel)
+		n, err := h.editKind(ctx, gvk, sel, change)
+		changed += n
 		if err != nil {
 			return changed, err
-		}
-		for i := range items {
-			obj := &items[i]
-			done, err := patchFinalizers(ctx, h.Live, h.Writer, obj, change)
-			if apierrors.IsForbidden(err) {
-				return changed, &ForbiddenError{GVK: gvk, Name: obj.Name, Err: err}
-			}
-			if err != nil {
-				return changed, fmt.Errorf("changing the finalizers of %s %s: %w", KindName(gvk), obj.Name, err)
-			}
-			if done {
-				changed++
-			}
 		}
 	}
 	return changed, nil
 }
 
-// Count counts the objects sel selects that carry the hold finalizer.
-func (h Holder) Count(ctx context.Context, sel labels.Selector) (int, error) {
+// editKind is edit for one kind.
+func (h Holder) editKind(ctx context.Context, gvk schema.GroupVersionKind, sel labels.Selector, change func(*metav1.PartialObjectMetadata) []string) (int, error) {
+	items, err := h.list(ctx, gvk, sel)
+	if err != nil {
+		return 0, err
+	}
+	changed := 0
+	for i := range items {
+		obj := &items[i]
+		done, err := patchFinalizers(ctx, h.Live, h.Writer, obj, change)
+		if apierrors.IsForbidden(err) {
+			return changed, &ForbiddenError{Op: "changing the finalizers of", GVK: gvk, Name: obj.Name, Err: err}
+		}
+		if err != nil {
+			return changed, fmt.Errorf("changing the finalizers of %s %s: %w", KindName(gvk), obj.Name, err)
+		}
+		if done {
+			changed++
+		}
+	}
+	return changed, nil
+}
+
+// Count counts the objects sel selects that carry the hold finalizer,
+// except those of the CSVs in keep.
+func (h Holder) Count(ctx context.Context, sel labels.Selector, keep ...types.NamespacedName) (int, error) {
 	n := 0
 	for _, gvk := range HeldKinds {
 		items, err := h.list(ctx, gvk, sel)
@@ -130,7 +148,7 @@ func (h Holder) Count(ctx context.Context, sel labels.Selector) (int, error) {
 			return n, err
 		}
 		for _, o := range items {
-			if slices.Contains(o.Finalizers, h.Finalizer) {
+			if slices.Contains(o.Finalizers, h.Finalizer) && !ownedByAny(o.Labels, keep) {
 				n++
 			}
 		}
@@ -150,17 +168,25 @@ func (h Holder) list(ctx context.Context, gvk schema.GroupVersionKind, sel label
 	return list.Items, nil
 }
 
+// patchFinalizers changes one object's finalizers, first from the listed
+// copy, then, after a conflict, from a live read. A refusal of the patch
+// from the listed copy is retried live too: the API server runs RBAC's
+// escalation check before it compares resourceVersions, and exempts only a
+// change of finalizers and ownerReferences, so a patch guarded by a stale
+// resourceVersion comes back Forbidden, not Conflict, when the caller lacks
+// the object's permissions (as csv-cleaner lacks an operator's).
 func patchFinalizers(ctx context.Context, reader client.Reader, writer client.Writer, obj *metav1.PartialObjectMetadata, change func(*metav1.PartialObjectMetadata) []string) (bool, error) {
 	gvk := obj.GroupVersionKind()
-	first, changed := true, false
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if !first {
+	attempts, changed := 0, false
+	retriable := func(err error) bool { return apierrors.IsConflict(err) || attempts == 1 && apierrors.IsForbidden(err) }
+	err := retry.OnError(retry.DefaultRetry, retriable, func() error {
+		attempts++
+		if attempts > 1 {
 			if err := reader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 				return err
 			}
 			obj.SetGroupVersionKind(gvk)
 		}
-		first = false
 		list := change(obj)
 		if list == nil {
 			return nil

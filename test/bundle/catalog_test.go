@@ -12,17 +12,15 @@ import (
 	"reflect"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 )
 
 // meta is one object of a file-based catalog, as `opm render` streams it.
 type meta struct {
-	Schema         string `json:"schema"`
-	Name           string `json:"name"`
-	Package        string `json:"package"`
-	DefaultChannel string `json:"defaultChannel"`
+	Schema         string  `json:"schema"`
+	Name           string  `json:"name"`
+	Package        string  `json:"package"`
+	DefaultChannel string  `json:"defaultChannel"`
 	Image          *string `json:"image"` // nil when absent
 	Entries        []struct {
 		Name string `json:"name"`
@@ -68,7 +66,7 @@ func TestCatalog(t *testing.T) {
 		}
 	}
 
-	shipped := readCSV(t, filepath.Join(root, "bundle", "manifests", "csv-cleaner.clusterserviceversion.yaml"))
+	shipped := readYAML(t, filepath.Join(root, "bundle", "manifests", "csv-cleaner.clusterserviceversion.yaml"))
 	name := shipped["metadata"].(map[string]any)["name"].(string)
 
 	if len(pkgs) != 1 || pkgs[0].Name != "csv-cleaner" || pkgs[0].DefaultChannel != "stable" {
@@ -121,17 +119,4 @@ func TestCatalog(t *testing.T) {
 	if !found {
 		t.Error("the catalog embeds no ClusterServiceVersion")
 	}
-}
-
-func readCSV(t *testing.T, path string) map[string]any {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var obj map[string]any
-	if err := yaml.Unmarshal(raw, &obj); err != nil {
-		t.Fatalf("decoding %s: %v", path, err)
-	}
-	return obj
 }

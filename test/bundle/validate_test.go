@@ -1,12 +1,15 @@
 package bundle_test
 
 import (
+	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/operator-framework/api/pkg/manifests"
 	"github.com/operator-framework/api/pkg/validation"
 	"github.com/operator-framework/api/pkg/validation/errors"
+	"sigs.k8s.io/yaml"
 
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 )
@@ -53,4 +56,35 @@ func describe(e errors.Error) string {
 		return e.Field + ": " + e.Detail
 	}
 	return e.Error()
+}
+
+// TestBundleCRDs checks that the bundle ships the CRDs of manifests/crd as
+// they are: a CRD that loses a field on the way (its status subresource,
+// say) installs through OLM and then fails csv-cleaner at run time.
+func TestBundleCRDs(t *testing.T) {
+	root := controlplane.RepoRoot()
+	sources, err := filepath.Glob(filepath.Join(root, "manifests", "crd", "cleanup.csv-cleaner.io_*.yaml"))
+	if err != nil || len(sources) == 0 {
+		t.Fatalf("no CRD in manifests/crd: %v", err)
+	}
+	for _, src := range sources {
+		shipped := filepath.Join(root, "bundle", "manifests", filepath.Base(src))
+		want, got := readYAML(t, src), readYAML(t, shipped)
+		if !reflect.DeepEqual(want, got) {
+			t.Errorf("%s differs from %s: run `make bundle`, and check hack/bundle keeps every field", shipped, src)
+		}
+	}
+}
+
+func readYAML(t *testing.T, path string) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]any
+	if err := yaml.Unmarshal(raw, &obj); err != nil {
+		t.Fatalf("decoding %s: %v", path, err)
+	}
+	return obj
 }

@@ -17,10 +17,8 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
-// ServeCatalog writes the packages as a file-based catalog, serves it with
-// opm on this machine, and creates a global CatalogSource called name whose
-// spec.address points at it. It returns once OLM's catalog operator is
-// connected to it.
+// ServeCatalog writes the packages as a file-based catalog and serves it
+// (ServeCatalogDir).
 func (c *Cluster) ServeCatalog(ctx context.Context, name string, pkgs ...fixtures.Package) (*operatorsv1alpha1.CatalogSource, error) {
 	dir := filepath.Join(c.LogDir, "catalog-"+name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -29,6 +27,14 @@ func (c *Cluster) ServeCatalog(ctx context.Context, name string, pkgs ...fixture
 	if err := fixtures.WriteCatalog(dir, pkgs...); err != nil {
 		return nil, err
 	}
+	return c.ServeCatalogDir(ctx, name, dir, "csv-cleaner end-to-end samples")
+}
+
+// ServeCatalogDir serves the file-based catalog in dir with opm on this
+// machine, and creates a global CatalogSource called name whose
+// spec.address points at it, as OperatorHub lists it. It returns once OLM's
+// catalog operator is connected to it.
+func (c *Cluster) ServeCatalogDir(ctx context.Context, name, dir, displayName string) (*operatorsv1alpha1.CatalogSource, error) {
 	port, err := controlplane.FreePort()
 	if err != nil {
 		return nil, err
@@ -44,7 +50,7 @@ func (c *Cluster) ServeCatalog(ctx context.Context, name string, pkgs ...fixture
 		Spec: operatorsv1alpha1.CatalogSourceSpec{
 			SourceType:  operatorsv1alpha1.SourceTypeGrpc,
 			Address:     net.JoinHostPort(c.CatalogHost, strconv.Itoa(port)),
-			DisplayName: "csv-cleaner end-to-end samples",
+			DisplayName: displayName,
 			Publisher:   "csv-cleaner",
 		},
 	}

@@ -1,10 +1,12 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -39,8 +41,13 @@ type Cleaner struct {
 	Deployment string
 	// Args are extra flags of the local processes.
 	Args []string
+	// Kubeconfig the local processes use; the cluster's admin by default.
+	Kubeconfig string
+	// Env is added to the local processes' environment.
+	Env []string
 	// bin is csv-cleaner built from this checkout for the local processes.
 	bin   string
+	name  string // of the processes' logs
 	procs []*cleanerProcess
 	seq   int
 }
@@ -67,6 +74,27 @@ func (c *Cluster) Cleaner(ctx context.Context) (*Cleaner, error) {
 	}
 	cl.bin = filepath.Join(c.LogDir, "csv-cleaner")
 	return cl, build(cl.bin, "./cmd/csv-cleaner")
+}
+
+// As returns another local csv-cleaner, built from the same checkout, whose
+// processes (logs name-N.log) authenticate with kubeconfig, keep their
+// leader election lease in namespace and get env: csv-cleaner as OLM runs it
+// from its bundle. It runs none yet.
+func (cl *Cleaner) As(name, kubeconfig, namespace string, env ...string) *Cleaner {
+	return &Cleaner{c: cl.c, bin: cl.bin, name: name, Namespace: namespace, Deployment: cl.Deployment, Kubeconfig: kubeconfig, Env: env}
+}
+
+// Logs returns what the local processes logged so far.
+func (cl *Cleaner) Logs() (string, error) {
+	var b strings.Builder
+	for i := 1; i <= cl.seq; i++ {
+		raw, err := os.ReadFile(filepath.Join(cl.c.LogDir, fmt.Sprintf("%s-%d.log", cmp.Or(cl.name, "csv-cleaner"), i)))
+		if err != nil {
+			return "", fmt.Errorf("reading a csv-cleaner log: %w", err)
+		}
+		b.Write(raw)
+	}
+	return b.String(), nil
 }
 
 // Scale runs n replicas of csv-cleaner and returns once they are ready:
@@ -113,14 +141,14 @@ func (cl *Cleaner) start() (*cleanerProcess, error) {
 	cl.seq++
 	p := &cleanerProcess{metrics: "127.0.0.1:" + strconv.Itoa(ports[0]), probe: "127.0.0.1:" + strconv.Itoa(ports[1])}
 	args := append([]string{
-		"--kubeconfig=" + cl.c.Kubeconfig,
+		"--kubeconfig=" + cmp.Or(cl.Kubeconfig, cl.c.Kubeconfig),
 		"--metrics-bind-address=" + p.metrics, "--health-probe-bind-address=" + p.probe,
 		"--leader-elect", "--leader-election-namespace=" + cl.Namespace,
 		// A standby takes over within 4 s of a crashed leader's last renewal.
 		"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=500ms",
 	}, cl.Args...)
 	var err error
-	p.Process, err = cl.c.startProcess(fmt.Sprintf("csv-cleaner-%d", cl.seq), cl.bin, args, nil)
+	p.Process, err = cl.c.startProcess(fmt.Sprintf("%s-%d", cmp.Or(cl.name, "csv-cleaner"), cl.seq), cl.bin, args, cl.Env)
 	return p, err
 }
 

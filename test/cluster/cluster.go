@@ -58,6 +58,8 @@ type Cluster struct {
 	// CatalogHost is the address CatalogSources use to reach a catalog this machine serves.
 	CatalogHost string
 	procs       []*controlplane.Process
+	// stopScheduler stops bindPods.
+	stopScheduler context.CancelFunc
 }
 
 // Local reports whether the harness runs the cluster itself.
@@ -135,6 +137,9 @@ func (c *Cluster) startLocal(ctx context.Context) error {
 	if err := c.startNode(ctx); err != nil {
 		return err
 	}
+	schedCtx, cancel := context.WithCancel(context.Background())
+	c.stopScheduler = cancel
+	go c.bindPods(schedCtx)
 	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.OLMNamespace}}); err != nil {
 		return fmt.Errorf("creating namespace %s: %w", c.OLMNamespace, err)
 	}
@@ -185,6 +190,9 @@ func (c *Cluster) startNode(ctx context.Context) error {
 // Stop stops every process the harness started, newest first, and the
 // local control plane.
 func (c *Cluster) Stop() error {
+	if c.stopScheduler != nil {
+		c.stopScheduler()
+	}
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		// OLM, kwok and opm exit non-zero on SIGTERM; that says nothing about the tests.
 		_ = c.procs[i].Stop(10 * time.Second)

@@ -2,6 +2,7 @@ package envtest_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,12 +11,15 @@ import (
 	. "github.com/onsi/gomega"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
+	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
 // shippedRole is manifests/rbac/role.yaml, the ClusterRole csv-cleaner ships with.
@@ -89,5 +93,74 @@ var _ = Describe("csv-cleaner's own permissions", func() {
 		Expect(k8s.Patch(ctx, granted, client.MergeFrom(base))).To(Succeed())
 		s.csvGone(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
+	})
+})
+
+// staleLister answers List with a copy taken earlier, as a lagging cache does.
+type staleLister struct {
+	client.Reader
+	items []metav1.PartialObjectMetadata
+}
+
+func (s staleLister) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
+	l, ok := list.(*metav1.PartialObjectMetadataList)
+	if !ok {
+		return fmt.Errorf("staleLister lists metadata only, not %T", list)
+	}
+	l.Items = nil
+	for _, it := range s.items {
+		if it.GetObjectKind().GroupVersionKind().Kind+"List" == l.GetObjectKind().GroupVersionKind().Kind {
+			l.Items = append(l.Items, it)
+		}
+	}
+	return nil
+}
+
+var _ = Describe("Holding an operator's cluster RBAC with only csv-cleaner's rights", func() {
+	It("succeeds from a stale copy, which the API server refuses as an escalation rather than a conflict", func(ctx SpecContext) {
+		csv := types.NamespacedName{Namespace: "op-stale", Name: "stale.v1"}
+		Expect(k8s.Create(ctx, fixtures.OwnedClusterRole("stale-op", csv))).To(Succeed())
+		Expect(k8s.Create(ctx, fixtures.OwnedClusterRoleBinding("stale-op", csv))).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			for _, o := range []client.Object{&rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{}} {
+				o.SetName("stale-op")
+				Expect(k8s.Get(ctx, client.ObjectKeyFromObject(o), o)).To(Succeed())
+				o.SetFinalizers(nil)
+				Expect(k8s.Update(ctx, o)).To(Succeed())
+				Expect(client.IgnoreNotFound(k8s.Delete(ctx, o))).To(Succeed())
+			}
+		})
+
+		By("taking a copy of the binding and the role, then changing both")
+		var stale []metav1.PartialObjectMetadata
+		for _, gvk := range rbac.HeldKinds {
+			obj := &metav1.PartialObjectMetadata{}
+			obj.SetGroupVersionKind(gvk)
+			Expect(k8s.Get(ctx, client.ObjectKey{Name: "stale-op"}, obj)).To(Succeed())
+			stale = append(stale, *obj.DeepCopy())
+			Expect(k8s.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"changed":"after-the-copy"}}}`)))).To(Succeed())
+		}
+
+		By("holding them from the stale copy as a user with the shipped ClusterRole, who lacks the operator's rights")
+		role := shippedRole()
+		role.ObjectMeta = metav1.ObjectMeta{Name: "csv-cleaner-stale"}
+		Expect(k8s.Create(ctx, role)).To(Succeed())
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "csv-cleaner-stale"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: role.Name}},
+		}
+		Expect(k8s.Create(ctx, binding)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, binding))).To(Succeed())
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, role))).To(Succeed())
+		})
+		authn, err := cp.Env.AddUser(envtest.User{Name: role.Name}, nil)
+		Expect(err).NotTo(HaveOccurred())
+		as, err := client.New(rest.CopyConfig(authn.Config()), client.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		holder := rbac.Holder{Lister: staleLister{items: stale}, Live: as, Writer: as, Finalizer: "test.csv-cleaner.io/stale-hold"}
+		Eventually(func(ctx context.Context) (int, error) { return holder.Hold(ctx, csv) }).WithContext(ctx).Should(Equal(2))
+		Expect(rbacFinalizers(ctx, "stale-op")).To(Equal([][]string{{"test.csv-cleaner.io/stale-hold"}, {"test.csv-cleaner.io/stale-hold"}}))
 	})
 })

@@ -1,0 +1,189 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+	"github.com/csv-cleaner/csv-cleaner/test/cluster"
+	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
+	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
+)
+
+var (
+	hubOperator = samplePackage("hub-op")
+	hubHeld     = samplePackage("hub-held")
+)
+
+var _ = Describe("csv-cleaner installed through OperatorHub", func() {
+	It("installs from catalog/, uninstalls an operator after a scale-down with the bundle's RBAC only, and uninstalls itself leaving no finalizer", func(ctx SpecContext) {
+		if !kc.Local() {
+			Skip("this scenario installs csv-cleaner itself from catalog/: it runs on the local cluster only")
+		}
+		root := controlplane.RepoRoot()
+		csvName := bundleCSVName(filepath.Join(root, "bundle", "manifests", "csv-cleaner.clusterserviceversion.yaml"))
+		sub := cluster.Subscription{Namespace: "csv-cleaner", Package: fixtures.Package{Name: "csv-cleaner"}, Catalog: "csv-cleaner", Targets: []string{""}}
+		self := sub.CSVKey(csvName)
+
+		By("serving catalog/ with opm behind a CatalogSource, and subscribing to csv-cleaner in channel stable")
+		_, err := kc.ServeCatalogDir(ctx, "csv-cleaner", filepath.Join(root, "catalog"), "csv-cleaner")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(kc.Subscribe(ctx, sub)).To(Succeed())
+		_, err = kc.WaitForCSVPhase(ctx, self, operatorsv1alpha1.CSVPhaseSucceeded)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(kc.WaitForInstallPlanComplete(ctx, sub.Namespace, csvName)).To(Succeed())
+		Expect(kc.WaitForSubscriptionInstalled(ctx, sub, csvName)).To(Succeed())
+
+		By("finding what OLM created from the bundle")
+		dep := &appsv1.Deployment{}
+		Expect(kc.Client.Get(ctx, client.ObjectKey{Namespace: sub.Namespace, Name: "csv-cleaner"}, dep)).To(Succeed())
+		Expect(dep.Status.AvailableReplicas).To(Equal(int32(2)))
+		Expect(kc.Client.Get(ctx, client.ObjectKey{Namespace: sub.Namespace, Name: "csv-cleaner"}, &corev1.ServiceAccount{})).To(Succeed())
+		Expect(kc.Client.Get(ctx, client.ObjectKey{Namespace: sub.Namespace, Name: "csv-cleaner-metrics"}, &corev1.Service{})).To(Succeed())
+		roles := &rbacv1.ClusterRoleList{}
+		Expect(kc.Client.List(ctx, roles, client.MatchingLabelsSelector{Selector: rbac.OwnerSelector(self)})).To(Succeed())
+		Expect(roles.Items).NotTo(BeEmpty(), "OLM creates csv-cleaner's ClusterRole from the bundle's clusterPermissions")
+		for _, name := range []string{"cleanuppolicies.cleanup.csv-cleaner.io", "csvcleanups.cleanup.csv-cleaner.io"} {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			Expect(kc.Client.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())
+			Expect(cleanup.Provenance(crd.Annotations)).To(ContainElement(self), "OLM marks the CRDs it installed with csv-cleaner's CSV")
+		}
+
+		By("running csv-cleaner as the ServiceAccount OLM created, in place of the suite's")
+		Expect(cleaner.Scale(ctx, 0)).To(Succeed())
+		kubeconfig, err := kc.KubeconfigAs(types.NamespacedName{Namespace: sub.Namespace, Name: "csv-cleaner"})
+		Expect(err).NotTo(HaveOccurred())
+		installed := cleaner.As("csv-cleaner-olm", kubeconfig, sub.Namespace,
+			"POD_NAMESPACE="+sub.Namespace, "OPERATOR_CONDITION_NAME="+csvName)
+		DeferCleanup(func(ctx SpecContext) { Expect(installed.Scale(ctx, 0)).To(Succeed()) })
+		Expect(installed.Scale(ctx, 2)).To(Succeed())
+		Eventually(func(ctx context.Context) ([]string, error) {
+			csv := &operatorsv1alpha1.ClusterServiceVersion{}
+			return csv.Finalizers, kc.Client.Get(ctx, self, csv)
+		}).WithContext(ctx).Should(ContainElement(cleanup.DefaultFinalizer), "csv-cleaner holds its own CSV")
+
+		By("scale-down-then-delete of an operator, through it")
+		in := newInstall(hubOperator)
+		in.create(ctx)
+		for _, ns := range []string{in.ns("a"), in.ns("b"), in.ns("out")} {
+			in.widget(ctx, ns, "w1")
+		}
+		Eventually(func(ctx context.Context) []string { return heldRBAC(ctx, in.csvKey()) }).WithContext(ctx).
+			Should(HaveLen(2), "csv-cleaner holds the operator's ClusterRole and binding")
+		Expect(installed.Scale(ctx, 0)).To(Succeed())
+		in.uninstall(ctx)
+		Consistently(func(g Gomega, ctx context.Context) {
+			g.Expect(in.finalizers(ctx)).To(ContainElement(cleanup.DefaultFinalizer))
+			g.Expect(in.remaining(ctx)).To(ContainElements(widgets(in.ns("a")+"/w1", in.ns("b")+"/w1", in.ns("out")+"/w1")))
+		}).WithContext(ctx).WithTimeout(3 * time.Second).Should(Succeed())
+		Expect(installed.Scale(ctx, 2)).To(Succeed())
+		in.waitCSVGone(ctx)
+		Eventually(func(ctx context.Context) []string { return in.remaining(ctx) }).WithContext(ctx).
+			Should(ConsistOf("CRD "+in.crd().Name(), "Widget "+in.ns("out")+"/w1"))
+		Expect(in.phase(ctx)).To(Equal("Completed/"), in.describe(ctx))
+
+		By("holding another operator, whose CSV and RBAC carry csv-cleaner's finalizers")
+		held := newInstall(hubHeld)
+		held.create(ctx)
+		Eventually(func(ctx context.Context) []string { return heldRBAC(ctx, held.csvKey()) }).WithContext(ctx).Should(HaveLen(2))
+
+		By("finding no request the API server refused: the bundle's RBAC is enough")
+		logs, err := installed.Logs()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.ToLower(logs)).NotTo(ContainSubstring("forbidden"))
+
+		By("uninstalling csv-cleaner through OLM: its Subscription, then its CSV")
+		Expect(kc.Client.Delete(ctx, &operatorsv1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: sub.Namespace, Name: "csv-cleaner"}})).To(Succeed())
+		Expect(kc.Client.Delete(ctx, &operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: self.Namespace, Name: self.Name}})).To(Succeed())
+		Eventually(func(ctx context.Context) error {
+			return kc.Client.Get(ctx, self, &operatorsv1alpha1.ClusterServiceVersion{})
+		}).WithContext(ctx).Should(Satisfy(apierrors.IsNotFound), "csv-cleaner's CSV is gone")
+
+		By("finding no object that holds a finalizer of csv-cleaner's, and none of its cluster RBAC")
+		Expect(finalizersLeft(ctx)).To(BeEmpty())
+		Eventually(func(g Gomega, ctx context.Context) {
+			roles := &rbacv1.ClusterRoleList{}
+			g.Expect(kc.Client.List(ctx, roles, client.MatchingLabelsSelector{Selector: rbac.OwnerSelector(self)})).To(Succeed())
+			g.Expect(roles.Items).To(BeEmpty())
+			bindings := &rbacv1.ClusterRoleBindingList{}
+			g.Expect(kc.Client.List(ctx, bindings, client.HasLabels{rbac.SelfBindingLabel})).To(Succeed())
+			g.Expect(bindings.Items).To(BeEmpty(), "the garbage collector removes csv-cleaner's own binding with its ClusterRole")
+		}).WithContext(ctx).Should(Succeed())
+		Expect(held.finalizers(ctx)).NotTo(ContainElement(cleanup.DefaultFinalizer))
+		Expect(held.remaining(ctx)).To(ContainElement("CSV "+held.csvKey().String()), "csv-cleaner let go of the operator, it did not uninstall it")
+	})
+})
+
+// bundleCSVName is the name of the CSV in the bundle.
+func bundleCSVName(path string) string {
+	GinkgoHelper()
+	raw, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	Expect(yaml.Unmarshal(raw, csv)).To(Succeed())
+	return csv.Name
+}
+
+// heldRBAC names the CSV's ClusterRoles and bindings that carry the RBAC hold.
+func heldRBAC(ctx context.Context, csv types.NamespacedName) []string {
+	GinkgoHelper()
+	var out []string
+	for _, gvk := range rbac.HeldKinds {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		Expect(kc.Client.List(ctx, list, client.MatchingLabelsSelector{Selector: rbac.OwnerSelector(csv)})).To(Succeed())
+		for _, o := range list.Items {
+			if slices.Contains(o.Finalizers, rbac.HoldFinalizer) {
+				out = append(out, gvk.Kind+" "+o.Name)
+			}
+		}
+	}
+	return out
+}
+
+// finalizersLeft lists every CSV, ClusterRole and ClusterRoleBinding in the
+// cluster that carries a finalizer of csv-cleaner's.
+func finalizersLeft(ctx context.Context) []string {
+	GinkgoHelper()
+	var out []string
+	for _, kind := range []string{"ClusterServiceVersionList", "ClusterRoleList", "ClusterRoleBindingList"} {
+		list := &metav1.PartialObjectMetadataList{}
+		switch kind {
+		case "ClusterServiceVersionList":
+			list.SetGroupVersionKind(operatorsv1alpha1.SchemeGroupVersion.WithKind(kind))
+		default:
+			list.SetGroupVersionKind(rbacv1.SchemeGroupVersion.WithKind(kind))
+		}
+		Expect(kc.Client.List(ctx, list)).To(Succeed())
+		for _, o := range list.Items {
+			for _, f := range o.Finalizers {
+				if f == cleanup.DefaultFinalizer || f == rbac.HoldFinalizer {
+					out = append(out, fmt.Sprintf("%s %s/%s: %s", strings.TrimSuffix(kind, "List"), o.Namespace, o.Name, f))
+				}
+			}
+		}
+	}
+	return out
+}
+
