@@ -186,4 +186,3 @@ func finalizersLeft(ctx context.Context) []string {
 	}
 	return out
 }
-
