@@ -28,7 +28,7 @@ It only reads from the cluster.
 func planCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, planUsage); fs.PrintDefaults() }
+	fs.Usage = func() { _, _ = fmt.Fprint(stderr, planUsage); fs.PrintDefaults() }
 	var namespace, output, kubeconfig string
 	fs.StringVar(&namespace, "namespace", "", "Namespace of the CSV.")
 	fs.StringVar(&namespace, "n", "", "Shorthand for --namespace.")
@@ -41,15 +41,15 @@ func planCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case namespace == "" || csv == "":
-		fmt.Fprintln(stderr, "csv-cleaner plan: a CSV name and --namespace are required")
+		_, _ = fmt.Fprintln(stderr, "csv-cleaner plan: a CSV name and --namespace are required")
 		fs.Usage()
 		return 2
 	case output != "table" && output != "json":
-		fmt.Fprintf(stderr, "csv-cleaner plan: unknown output format %q (table or json)\n", output)
+		_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: unknown output format %q (table or json)\n", output)
 		return 2
 	}
 	if err := plan(kubeconfig, types.NamespacedName{Namespace: namespace, Name: csv}, output, stdout); err != nil {
-		fmt.Fprintf(stderr, "csv-cleaner plan: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: %v\n", err)
 		return 1
 	}
 	return 0
@@ -98,7 +98,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) (string, error) {
 		args = fs.Args()[1:]
 	}
 	if len(positional) > 1 {
-		fmt.Fprintf(fs.Output(), "csv-cleaner plan: one CSV at a time, got %v\n", positional)
+		_, _ = fmt.Fprintf(fs.Output(), "csv-cleaner plan: one CSV at a time, got %v\n", positional)
 		return "", errors.New("too many arguments")
 	}
 	if len(positional) == 0 {

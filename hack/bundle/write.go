@@ -24,7 +24,7 @@ func write(o options, csv *operatorsv1alpha1.ClusterServiceVersion, in *inputs) 
 			return fmt.Errorf("creating %s: %w", dir, err)
 		}
 	}
-	csv.TypeMeta.APIVersion, csv.TypeMeta.Kind = operatorsv1alpha1.SchemeGroupVersion.String(), operatorsv1alpha1.ClusterServiceVersionKind
+	csv.APIVersion, csv.Kind = operatorsv1alpha1.SchemeGroupVersion.String(), operatorsv1alpha1.ClusterServiceVersionKind
 	if err := writeYAML(filepath.Join(manifests, o.pkg+".clusterserviceversion.yaml"), csv); err != nil {
 		return err
 	}

@@ -100,7 +100,7 @@ func TestDockerfile(t *testing.T) {
 		if err != nil {
 			t.Fatalf("opening the binary: %v", err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		for _, p := range f.Progs {
 			if p.Type == elf.PT_INTERP {
 				t.Error("the binary needs a dynamic loader: it would not start on distroless/static")
