@@ -8,7 +8,9 @@
 // so a restart at any point resumes the uninstall. While a managed CSV is
 // installed it holds the CSV's cluster RBAC (hold.go), released once the
 // operands are gone; when csv-cleaner's own CSV is deleted it removes every
-// finalizer it placed (self.go).
+// finalizer it placed (self.go). PlanUninstall is the read-only dry run of
+// an uninstall behind `csv-cleaner plan` (dryrun.go). Metrics are in
+// metrics.go.
 //
 // The decisions are pure functions with table tests: SelectPolicy, Classify,
 // ScopeCRDs and PlanOperands, and the finalizer list edits. The Reconciler

@@ -6,7 +6,10 @@
 // cluster instead and starts none of them.
 //
 // On either, it serves file-based catalogs with opm for OLM to install
-// from (ServeCatalog, Subscribe), runs csv-cleaner (Cleaner: processes
-// locally, the Deployment's scale subresource on an existing cluster), and
-// runs the sample operator as the ServiceAccount OLM made for it.
+// from (ServeCatalog, ServeCatalogDir for catalog/, Subscribe), runs
+// csv-cleaner (Cleaner: processes locally, the Deployment's scale
+// subresource on an existing cluster; Cleaner.As runs it as the
+// ServiceAccount OLM created from its bundle, through KubeconfigAs), and
+// runs the sample operator as the ServiceAccount OLM made for it. Locally,
+// with no kube-scheduler, it binds pods that name no node to the kwok node.
 package cluster
