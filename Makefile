@@ -82,6 +82,10 @@ test: verify-generated vet control-plane e2e-tools ## Run the unit tests, the en
 test-e2e: e2e-tools ## Run the end-to-end suite on the local cluster with real OLM (or on E2E_KUBECONFIG's cluster).
 	go test -tags e2e ./test/e2e/... -count=1 -timeout 30m
 
+.PHONY: bench
+bench: control-plane ## Measure csv-cleaner (throughput against the API server's floor, resume, memory, idle cost) and write docs/benchmarks.{md,json,svg}.
+	BENCH_SCALE=full BENCH_REPORT_DIR=$(CURDIR)/docs go test ./test/bench -run TestBench -count=1 -v -timeout 90m
+
 .PHONY: control-plane
 control-plane: $(CONTROL_PLANE) ## Build etcd, kube-apiserver and kube-controller-manager from source into bin/ (once).
 

@@ -61,10 +61,10 @@ func main() {
 	flag.Var(&legacy, "legacy-finalizer", "An earlier finalizer name of csv-cleaner's (repeatable): replaced on live CSVs, counted as ours on deleting ones.")
 	flag.BoolVar(&rbacHold, "rbac-hold", true, "Keep a managed operator's ClusterRoles and bindings in force until its operands are gone.")
 	flag.StringVar(&holdFinalizer, "rbac-hold-finalizer", rbac.HoldFinalizer, "Finalizer that holds the cluster RBAC; give two instances different names.")
-	flag.Float64Var(&qps, "kube-api-qps", 50, "Requests per second csv-cleaner's client may send to the API server.")
-	flag.IntVar(&burst, "kube-api-burst", 100, "Burst of requests csv-cleaner's client may send to the API server.")
+	flag.Float64Var(&qps, "kube-api-qps", cleanup.DefaultQPS, "Requests per second csv-cleaner's client may send to the API server.")
+	flag.IntVar(&burst, "kube-api-burst", cleanup.DefaultBurst, "Burst of requests csv-cleaner's client may send to the API server.")
 	flag.IntVar(&workers, "max-concurrent-reconciles", 4, "CSVs reconciled at once.")
-	flag.IntVar(&deleteWorkers, "delete-workers", 16, "Delete requests in flight at once for one uninstall (within the client's rate limit).")
+	flag.IntVar(&deleteWorkers, "delete-workers", cleanup.DefaultDeleteWorkers, "Delete requests in flight at once for one uninstall (within the client's rate limit).")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -103,6 +103,7 @@ func run(o options) error {
 	}
 	cfg.QPS, cfg.Burst = o.qps, o.burst
 	cfg.UserAgent = "csv-cleaner/" + version
+	cfg.Wrap(cleanup.CountInflight)
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        cleanup.Scheme(),

@@ -5,11 +5,14 @@ import (
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
@@ -27,6 +30,16 @@ func Scheme() *runtime.Scheme {
 	utilruntime.Must(cleanupv1alpha1.AddToScheme(s))
 	return s
 }
+
+// Defaults of csv-cleaner's client and delete concurrency, which the
+// benchmarks (test/bench) measure; flags change them.
+const (
+	// DefaultQPS and DefaultBurst are the client's rate limit.
+	DefaultQPS   = 1000
+	DefaultBurst = 2000
+	// DefaultDeleteWorkers is how many deletes one uninstall has in flight.
+	DefaultDeleteWorkers = 16
+)
 
 // SetupOptions configure the controllers.
 type SetupOptions struct {
@@ -53,8 +66,13 @@ func Setup(mgr ctrl.Manager, o SetupOptions) error {
 	if o.DisableRBACHold {
 		o.RBACHold = ""
 	}
+	meta, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return fmt.Errorf("creating the metadata client: %w", err)
+	}
 	r := &Reconciler{
 		Client:        mgr.GetClient(),
+		Metadata:      meta,
 		APIReader:     mgr.GetAPIReader(),
 		Recorder:      mgr.GetEventRecorder("csv-cleaner"),
 		Finalizers:    o.Finalizers,
@@ -68,5 +86,26 @@ func Setup(mgr ctrl.Manager, o SetupOptions) error {
 	if err := (&PolicyStatusReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the CleanupPolicy status controller: %w", err)
 	}
+	warmRESTMapper(mgr)
 	return nil
+}
+
+// warmRESTMapper maps now the kinds an uninstall reads live. The RESTMapper
+// discovers an API group the first time a client uses it, which cost the
+// first uninstall a second in the benchmark (test/bench). A kind that cannot
+// be mapped yet (OLM not installed) is mapped when it is first used.
+func warmRESTMapper(mgr ctrl.Manager) {
+	kinds := []schema.GroupVersionKind{
+		operatorsv1alpha1.SchemeGroupVersion.WithKind("Subscription"),
+		operatorsv1.SchemeGroupVersion.WithKind("OperatorGroup"),
+		cleanupv1alpha1.GroupVersion.WithKind("CSVCleanup"),
+		appsv1.SchemeGroupVersion.WithKind("Deployment"),
+		apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"),
+		rbac.ValidatingWebhookConfiguration, rbac.MutatingWebhookConfiguration,
+	}
+	for _, gvk := range kinds {
+		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			mgr.GetLogger().V(1).Info("Not mapping a kind ahead of its first use", "kind", gvk.String(), "error", err.Error())
+		}
+	}
 }

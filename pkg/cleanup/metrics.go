@@ -1,6 +1,7 @@
 package cleanup
 
 import (
+	"net/http"
 	"sync"
 	"time"
 
@@ -38,11 +39,31 @@ var (
 		Help: "Uninstalls that went on without a CSVCleanup record because their namespace was terminating.",
 	})
 	progress = newProgressCollector()
+
+	clientInflight = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "csv_cleaner_client_requests_in_flight",
+		Help: "Requests csv-cleaner's client has sent to the API server and not had answered yet (a watch counts until its response starts).",
+	})
 )
 
 func init() {
-	metrics.Registry.MustRegister(uninstalls, uninstallDuration, operandsDeleted, recordUnwritable, progress)
+	metrics.Registry.MustRegister(uninstalls, uninstallDuration, operandsDeleted, recordUnwritable, progress, clientInflight)
 }
+
+// CountInflight wraps the client's transport so that
+// csv_cleaner_client_requests_in_flight reports the load csv-cleaner puts
+// on the API server (rest.Config.Wrap).
+func CountInflight(rt http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		clientInflight.Inc()
+		defer clientInflight.Dec()
+		return rt.RoundTrip(req)
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // progressCollector reports the uninstalls under way as this replica last
 // saw them: the objects each still has to delete, and since when each

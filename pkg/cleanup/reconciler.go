@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
@@ -26,6 +27,8 @@ type Reconciler struct {
 	// APIReader reads live from the API server, for every decision that
 	// deletes something.
 	APIReader client.Reader
+	// Metadata, when set, deletes operands (see deleteOne).
+	Metadata metadata.Interface
 	// Recorder writes Events.
 	Recorder events.EventRecorder
 	// Finalizers names the finalizer (and legacy names) this instance owns.

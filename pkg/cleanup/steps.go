@@ -65,7 +65,7 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 		}
 		plan := PlanOperands(OperandInput{Scope: *s, Targets: targets, DeletionTime: *u.csv.DeletionTimestamp, Items: items})
 		gvk := s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind)
-		res, err := r.deleteAll(ctx, gvk, plan.Delete)
+		res, err := r.deleteAll(ctx, s.GVR, gvk, plan.Delete)
 		if err != nil {
 			return false, err
 		}

@@ -1,0 +1,97 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
+)
+
+// Env is the control plane the benchmarks run on, with an admin client fast
+// enough that setting up never limits what is measured.
+type Env struct {
+	CP      *controlplane.ControlPlane
+	Client  client.Client
+	Kube    kubernetes.Interface
+	Dynamic dynamic.Interface
+	// Bin is csv-cleaner, built from this checkout.
+	Bin    string
+	LogDir string
+}
+
+// Start starts etcd and kube-apiserver and builds csv-cleaner.
+func Start() (*Env, error) {
+	cp, err := controlplane.Start(controlplane.Options{})
+	if err != nil {
+		return nil, err
+	}
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.QPS, cfg.Burst = 5000, 10000
+	e := &Env{CP: cp, LogDir: cp.LogDir, Bin: filepath.Join(cp.LogDir, "csv-cleaner")}
+	if e.Client, err = client.New(cfg, client.Options{Scheme: cleanup.Scheme()}); err != nil {
+		return nil, fmt.Errorf("creating the client: %w", err)
+	}
+	if e.Kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("creating the clientset: %w", err)
+	}
+	if e.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("creating the dynamic client: %w", err)
+	}
+	build := exec.Command("go", "build", "-o", e.Bin, "./cmd/csv-cleaner")
+	build.Dir = controlplane.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building csv-cleaner: %w\n%s", err, out)
+	}
+	return e, nil
+}
+
+// Stop stops the control plane.
+func (e *Env) Stop() error { return e.CP.Stop() }
+
+// Cleaner is one csv-cleaner process.
+type Cleaner struct {
+	*controlplane.Process
+	Metrics string
+	// Started is when the process was started.
+	Started time.Time
+}
+
+// StartCleaner starts csv-cleaner with its defaults (no leader election:
+// one replica) plus args, and returns once it is ready.
+func (e *Env) StartCleaner(ctx context.Context, name string, args ...string) (*Cleaner, error) {
+	ports := make([]string, 2)
+	for i := range ports {
+		p, err := controlplane.FreePort()
+		if err != nil {
+			return nil, err
+		}
+		ports[i] = "127.0.0.1:" + strconv.Itoa(p)
+	}
+	c := &Cleaner{Metrics: ports[0], Started: time.Now()}
+	var err error
+	c.Process, err = controlplane.StartProcess(name, e.Bin, append([]string{
+		"--kubeconfig=" + e.CP.Kubeconfig, "--metrics-bind-address=" + ports[0], "--health-probe-bind-address=" + ports[1],
+	}, args...), nil, e.LogDir)
+	if err != nil {
+		return nil, err
+	}
+	err = controlplane.WaitFor(ctx, time.Minute, 50*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if c.Exited() {
+			return false, fmt.Errorf("%s exited (see %s.log)", name, filepath.Join(e.LogDir, name))
+		}
+		code, _, err := controlplane.HTTPGet(ctx, "http://"+ports[1]+"/readyz")
+		return err == nil && code == http.StatusOK, nil
+	})
+	return c, err
+}

@@ -1,0 +1,127 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
+)
+
+// Families is one scrape of a metrics endpoint.
+type Families map[string]*dto.MetricFamily
+
+// Sum adds up the samples of a counter or gauge whose labels match all of want.
+func (f Families) Sum(name string, want map[string]string) float64 {
+	mf, ok := f[name]
+	if !ok {
+		return 0
+	}
+	total := 0.0
+	for _, m := range mf.Metric {
+		if !matches(m, want) {
+			continue
+		}
+		switch {
+		case m.Counter != nil:
+			total += m.Counter.GetValue()
+		case m.Gauge != nil:
+			total += m.Gauge.GetValue()
+		}
+	}
+	return total
+}
+
+// SumBy adds up the samples by the value of one label.
+func (f Families) SumBy(name, label string) map[string]float64 {
+	out := map[string]float64{}
+	mf, ok := f[name]
+	if !ok {
+		return out
+	}
+	for _, m := range mf.Metric {
+		v := 0.0
+		switch {
+		case m.Counter != nil:
+			v = m.Counter.GetValue()
+		case m.Gauge != nil:
+			v = m.Gauge.GetValue()
+		}
+		for _, l := range m.Label {
+			if l.GetName() == label {
+				out[l.GetValue()] += v
+			}
+		}
+	}
+	return out
+}
+
+func matches(m *dto.Metric, want map[string]string) bool {
+	for k, v := range want {
+		found := false
+		for _, l := range m.Label {
+			if l.GetName() == k && l.GetValue() == v {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func parse(raw []byte) (Families, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	f, err := p.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("parsing metrics: %w", err)
+	}
+	return f, nil
+}
+
+// APIServerMetrics scrapes kube-apiserver's /metrics.
+func (e *Env) APIServerMetrics(ctx context.Context) (Families, error) {
+	raw, err := e.Kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("scraping kube-apiserver's metrics: %w", err)
+	}
+	return parse(raw)
+}
+
+// Scrape reads csv-cleaner's /metrics.
+func (c *Cleaner) Scrape(ctx context.Context) (Families, error) {
+	_, body, err := controlplane.HTTPGet(ctx, "http://"+c.Metrics+"/metrics")
+	if err != nil {
+		return nil, fmt.Errorf("scraping csv-cleaner's metrics: %w", err)
+	}
+	return parse([]byte(body))
+}
+
+// PeakRSSMiB is the process's peak resident set size (VmHWM), in MiB.
+func (c *Cleaner) PeakRSSMiB() (float64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", c.Pid()))
+	if err != nil {
+		return 0, fmt.Errorf("reading csv-cleaner's memory: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			if err != nil {
+				return 0, fmt.Errorf("parsing VmHWM %q: %w", rest, err)
+			}
+			return kb / 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", c.Pid())
+}

@@ -1,0 +1,127 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+)
+
+// Report is the figures of one run.
+type Report struct {
+	Scale      string
+	Date       time.Time
+	QPS        [2]float64
+	Throughput []Throughput
+	Resume     Resume
+	Memory     []Memory
+	Idle       Idle
+}
+
+func defaultQPS() [2]float64 { return [2]float64{cleanup.DefaultQPS, cleanup.DefaultBurst} }
+
+// size names a count in a key: 1000 is 1k, 500 is 500.
+func size(n int) string {
+	if n >= 1000 && n%1000 == 0 {
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
+}
+
+// Figures are the report's keys and values, in a stable order.
+func (r Report) Figures() [][2]any {
+	var out [][2]any
+	for _, t := range r.Throughput {
+		out = append(out,
+			[2]any{"uninstall_ratio_to_floor_" + size(t.Operands), round(t.Ratio(), 2)},
+			[2]any{"uninstall_seconds_" + size(t.Operands), round(t.Uninstall.Seconds(), 2)},
+			[2]any{"floor_seconds_" + size(t.Operands), round(t.Floor.Seconds(), 2)},
+			[2]any{"peak_inflight_requests_" + size(t.Operands), t.PeakInflight},
+		)
+	}
+	out = append(out,
+		[2]any{"resume_first_delete_seconds", round(r.Resume.FirstDelete.Seconds(), 2)},
+		[2]any{"resume_complete_seconds", round(r.Resume.Complete.Seconds(), 2)},
+	)
+	for _, m := range r.Memory {
+		out = append(out, [2]any{"rss_mib_" + fmt.Sprint(m.CSVs), round(m.PeakRSSMiB, 1)})
+	}
+	window := strings.TrimSuffix(strings.TrimSuffix(r.Idle.Window.String(), "0s"), "m") + "min"
+	if r.Idle.Window%time.Minute != 0 {
+		window = r.Idle.Window.String()
+	}
+	out = append(out,
+		[2]any{"idle_writes_" + window, r.Idle.Writes},
+		[2]any{"idle_list_per_min", round(r.Idle.ListsPerMinute, 2)},
+		[2]any{"idle_watch_per_min", round(r.Idle.WatchesPerMinute, 2)},
+	)
+	return out
+}
+
+func round(v float64, digits int) float64 {
+	p := 1.0
+	for range digits {
+		p *= 10
+	}
+	return float64(int64(v*p+0.5)) / p
+}
+
+// goals says what each figure should be, where the issue sets a goal.
+func goal(key string) string {
+	switch {
+	case strings.HasPrefix(key, "uninstall_ratio_to_floor_"):
+		return "≤ 1.25"
+	case strings.HasPrefix(key, "rss_mib_"):
+		return "≤ 64, flat ±10 %"
+	case strings.HasPrefix(key, "idle_writes_"):
+		return "0"
+	}
+	return ""
+}
+
+// Table is the figures as a text table.
+func (r Report) Table() string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintf(tw, "FIGURE\tVALUE\tGOAL\n")
+	for _, f := range r.Figures() {
+		_, _ = fmt.Fprintf(tw, "%s\t%v\t%s\n", f[0], f[1], goal(f[0].(string)))
+	}
+	_ = tw.Flush()
+	return b.String()
+}
+
+// Write writes benchmarks.json, benchmarks.md and benchmarks.svg into dir.
+func (r Report) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	figures := map[string]any{}
+	for _, f := range r.Figures() {
+		figures[f[0].(string)] = f[1]
+	}
+	doc := map[string]any{
+		"figures": figures,
+		"run": map[string]any{
+			"scale": r.Scale, "date": r.Date.Format(time.RFC3339), "cpus": runtime.NumCPU(), "go": runtime.Version(),
+			"client_qps": r.QPS[0], "client_burst": r.QPS[1], "delete_workers": cleanup.DefaultDeleteWorkers,
+		},
+	}
+	raw, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "benchmarks.json"), append(raw, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "benchmarks.svg"), []byte(r.SVG()), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "benchmarks.md"), []byte(r.Markdown()), 0o644)
+}

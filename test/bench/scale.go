@@ -1,0 +1,59 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Scale is the sizes of one run.
+type Scale struct {
+	Name string
+	// Operands are the sizes of the throughput benchmark.
+	Operands []int
+	// ResumeOperands is the size of the resume benchmark.
+	ResumeOperands int
+	// Fleets are the numbers of CSVs of the memory benchmark (90 % copies).
+	Fleets []int
+	// Unrelated is how many unrelated custom resources exist.
+	Unrelated int
+	// IdleManaged CSVs are managed during IdleWindow.
+	IdleManaged int
+	IdleWindow  time.Duration
+}
+
+// Full is `make bench`: the sizes the figures are quoted for.
+var Full = Scale{Name: "full", Operands: []int{1000, 10000, 30000}, ResumeOperands: 1000,
+	Fleets: []int{500, 2000, 10000}, Unrelated: 100000, IdleManaged: 2000, IdleWindow: 5 * time.Minute}
+
+// Small runs in `make test`, so that the harness cannot rot.
+var Small = Scale{Name: "small", Operands: []int{1000}, ResumeOperands: 1000,
+	Fleets: []int{500}, Unrelated: 5000, IdleManaged: 100, IdleWindow: 20 * time.Second}
+
+// ScaleFromEnv is Full when BENCH_SCALE=full, else Small. BENCH_OPERANDS
+// (comma-separated) overrides the throughput sizes, to explore one.
+func ScaleFromEnv() (Scale, error) {
+	s := Small
+	if os.Getenv("BENCH_SCALE") == "full" {
+		s = Full
+	}
+	if v := os.Getenv("BENCH_OPERANDS"); v != "" {
+		s.Operands = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return s, fmt.Errorf("BENCH_OPERANDS=%q: %w", v, err)
+			}
+			s.Operands = append(s.Operands, n)
+		}
+	}
+	return s, nil
+}
+
+// only reports whether BENCH_ONLY is unset or names part.
+func only(part string) bool {
+	v := os.Getenv("BENCH_ONLY")
+	return v == "" || v == part
+}

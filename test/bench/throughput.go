@@ -1,0 +1,211 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
+	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
+)
+
+// targetNamespaces is how many namespaces the operands are spread over.
+const targetNamespaces = 100
+
+// Throughput is one size of the uninstall throughput benchmark.
+type Throughput struct {
+	Operands int
+	// Uninstall: from the CSV's deletion to the CSV being gone.
+	Uninstall time.Duration
+	// Floor: DeleteCollection per namespace per CRD on the identical second set, until all are gone.
+	Floor time.Duration
+	// PeakInflight is the most requests kube-apiserver was executing at once during the uninstall.
+	PeakInflight float64
+}
+
+// Ratio is the uninstall's time over the floor's.
+func (t Throughput) Ratio() float64 { return t.Uninstall.Seconds() / t.Floor.Seconds() }
+
+// MeasureThroughput creates two identical sets of n operands (3 CRDs over
+// 100 namespaces), one owned by a managed CSV and one by nobody, and times
+// csv-cleaner's uninstall of the first against the floor on the second.
+func (e *Env) MeasureThroughput(ctx context.Context, cleaner *Cleaner, n int) (Throughput, error) {
+	res := Throughput{Operands: n}
+	id := fmt.Sprintf("tp%d", n)
+	ns, err := e.namespaces(ctx, "bench-target", targetNamespaces)
+	if err != nil {
+		return res, err
+	}
+	in := fixtures.Install{Namespace: id, CSVName: id + ".v1.0.0", Targets: ns, CRDs: crds(id), Labels: map[string]string{"bench": id}}
+	floorCRDs := crds(id + "-floor")
+	if err := e.policy(ctx, id); err != nil {
+		return res, err
+	}
+	if _, err := in.Create(ctx, e.Client); err != nil {
+		return res, err
+	}
+	for _, c := range floorCRDs {
+		if err := fixtures.CreateCRD(ctx, e.Client, in.CRDObject(c)); err != nil {
+			return res, err
+		}
+	}
+	if err := e.operands(ctx, in.CRDs, ns, n); err != nil {
+		return res, err
+	}
+	if err := e.operands(ctx, floorCRDs, ns, n); err != nil {
+		return res, err
+	}
+	if err := e.waitFinalizer(ctx, in.Key()); err != nil {
+		return res, err
+	}
+
+	if res.Floor, err = e.floor(ctx, floorCRDs, ns); err != nil {
+		return res, err
+	}
+	gone, err := e.watchGone(ctx, in.Namespace, in.CSVName)
+	if err != nil {
+		return res, err
+	}
+	peak := cleaner.samplePeakInflight(ctx)
+	start := time.Now()
+	if err := e.Client.Delete(ctx, in.CSV()); err != nil {
+		return res, fmt.Errorf("deleting CSV %s: %w", in.Key(), err)
+	}
+	select {
+	case <-gone:
+	case <-ctx.Done():
+		return res, fmt.Errorf("waiting for CSV %s to go: %w", in.Key(), ctx.Err())
+	}
+	res.Uninstall = time.Since(start)
+	res.PeakInflight = peak()
+	if left, err := e.count(ctx, in.CRDs); err != nil || left > 0 {
+		return res, fmt.Errorf("%d operands left after the uninstall (%v)", left, err)
+	}
+	for _, c := range append(in.CRDs, floorCRDs...) {
+		if err := e.Client.Delete(ctx, in.CRDObject(c)); client.IgnoreNotFound(err) != nil {
+			return res, fmt.Errorf("deleting CRD %s: %w", c.Name(), err)
+		}
+	}
+	return res, nil
+}
+
+// floor deletes the operands as a bare client-go program would: one
+// DeleteCollection per namespace per CRD, as many at once as csv-cleaner
+// has deletes in flight, with csv-cleaner's client QPS and burst, until
+// none is left.
+func (e *Env) floor(ctx context.Context, set []fixtures.CRD, namespaces []string) (time.Duration, error) {
+	cfg := rest.CopyConfig(e.CP.Config)
+	cfg.QPS, cfg.Burst = cleanup.DefaultQPS, cleanup.DefaultBurst
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return 0, err
+	}
+	type job struct {
+		gvr schema.GroupVersionResource
+		ns  string
+	}
+	var jobs []job
+	for _, c := range set {
+		for _, ns := range namespaces {
+			jobs = append(jobs, job{schema.GroupVersionResource{Group: c.Group, Version: "v1", Resource: c.Plural}, ns})
+		}
+	}
+	start := time.Now()
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	ch := make(chan job)
+	for range cleanup.DefaultDeleteWorkers {
+		wg.Go(func() {
+			for j := range ch {
+				if err := dyn.Resource(j.gvr).Namespace(j.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for _, j := range jobs {
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+	if len(errs) > 0 {
+		return 0, fmt.Errorf("DeleteCollection: %w", errs[0])
+	}
+	// Poll rarely: a LIST is a consistent read from etcd, and the harness must
+	// not load what it measures. 200 ms is 2 % of a 10 s run.
+	err = controlplane.WaitFor(ctx, 30*time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+		left, err := e.count(ctx, set)
+		return left == 0, err
+	})
+	return time.Since(start), err
+}
+
+// count counts the instances of the CRDs that are left, terminating ones included.
+func (e *Env) count(ctx context.Context, set []fixtures.CRD) (int, error) {
+	n := 0
+	for _, c := range set {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(c.GVK().GroupVersion().WithKind(c.Kind + "List"))
+		if err := e.Client.List(ctx, list, client.Limit(1)); err != nil {
+			return 0, err
+		}
+		n += len(list.Items)
+		if list.RemainingItemCount != nil {
+			n += int(*list.RemainingItemCount)
+		} else if list.Continue != "" {
+			n++ // more, uncounted
+		}
+	}
+	return n, nil
+}
+
+// waitFinalizer waits until csv-cleaner has put its finalizer on the CSV.
+func (e *Env) waitFinalizer(ctx context.Context, key client.ObjectKey) error {
+	return controlplane.WaitFor(ctx, 2*time.Minute, 50*time.Millisecond, func(ctx context.Context) (bool, error) {
+		csv := &operatorsv1alpha1.ClusterServiceVersion{}
+		if err := e.Client.Get(ctx, key, csv); err != nil {
+			return false, err
+		}
+		return slices.Contains(csv.Finalizers, cleanup.DefaultFinalizer), nil
+	})
+}
+
+// samplePeakInflight samples csv-cleaner's requests in flight (its client's
+// gauge, a small scrape) every 50 ms until the returned function is called,
+// which returns the peak.
+func (c *Cleaner) samplePeakInflight(ctx context.Context) func() float64 {
+	ctx, cancel := context.WithCancel(ctx)
+	var peak float64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if f, err := c.Scrape(ctx); err == nil {
+				peak = max(peak, f.Sum("csv_cleaner_client_requests_in_flight", nil))
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() float64 { cancel(); <-done; return peak }
+}
