@@ -103,7 +103,7 @@ func run(o options) error {
 	}
 	cfg.QPS, cfg.Burst = o.qps, o.burst
 	cfg.UserAgent = "csv-cleaner/" + version
-	cfg.Wrap(cleanup.CountInflight)
+	cfg.Wrap(cleanup.InstrumentClient)
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        cleanup.Scheme(),

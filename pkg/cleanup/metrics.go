@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
@@ -40,6 +42,10 @@ var (
 	})
 	progress = newProgressCollector()
 
+	clientRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "csv_cleaner_client_requests_total",
+		Help: "Requests csv-cleaner's client sent to the API server, by the API server's verb (get, list, watch, create, update, patch, delete, …).",
+	}, []string{"verb"})
 	clientInflight = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "csv_cleaner_client_requests_in_flight",
 		Help: "Requests csv-cleaner's client has sent to the API server and not had answered yet (a watch counts until its response starts).",
@@ -47,19 +53,29 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(uninstalls, uninstallDuration, operandsDeleted, recordUnwritable, progress, clientInflight)
+	metrics.Registry.MustRegister(uninstalls, uninstallDuration, operandsDeleted, recordUnwritable, progress, clientRequests, clientInflight)
 }
 
-// CountInflight wraps the client's transport so that
+// InstrumentClient wraps the client's transport (rest.Config.Wrap) so that
 // csv_cleaner_client_requests_in_flight reports the load csv-cleaner puts
-// on the API server (rest.Config.Wrap).
-func CountInflight(rt http.RoundTripper) http.RoundTripper {
+// on the API server and csv_cleaner_client_requests_total counts its
+// requests by the verb the API server authorizes (get, list, watch, create,
+// update, patch, delete, …).
+func InstrumentClient(rt http.RoundTripper) http.RoundTripper {
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		verb := "other"
+		if info, err := requestInfo.NewRequestInfo(req); err == nil && info.Verb != "" {
+			verb = info.Verb
+		}
+		clientRequests.WithLabelValues(verb).Inc()
 		clientInflight.Inc()
 		defer clientInflight.Dec()
 		return rt.RoundTrip(req)
 	})
 }
+
+// requestInfo reads a request's verb as the API server does.
+var requestInfo = &apirequest.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
 
 type roundTripper func(*http.Request) (*http.Response, error)
 

@@ -21,6 +21,8 @@ const csvNamespaces = 50
 type Memory struct {
 	CSVs, Managed int
 	PeakRSSMiB    float64
+	// HeapInuseMiB is Go's heap in use when the peak was read, to tell live data from garbage.
+	HeapInuseMiB float64
 }
 
 // fleet is the CSVs the memory and idle benchmarks create, cumulatively.
@@ -117,6 +119,13 @@ func (e *Env) MeasureMemory(ctx context.Context, f *fleet, total int) (Memory, e
 		return res, err
 	}
 	time.Sleep(5 * time.Second) // a few resyncs of the caches' watches
-	res.PeakRSSMiB, err = c.PeakRSSMiB()
-	return res, err
+	if res.PeakRSSMiB, err = c.PeakRSSMiB(); err != nil {
+		return res, err
+	}
+	m, err := c.Scrape(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.HeapInuseMiB = m.Sum("go_memstats_heap_inuse_bytes", nil) / (1 << 20)
+	return res, nil
 }

@@ -50,7 +50,8 @@ func (r Report) Figures() [][2]any {
 		[2]any{"resume_complete_seconds", round(r.Resume.Complete.Seconds(), 2)},
 	)
 	for _, m := range r.Memory {
-		out = append(out, [2]any{"rss_mib_" + fmt.Sprint(m.CSVs), round(m.PeakRSSMiB, 1)})
+		out = append(out, [2]any{"rss_mib_" + fmt.Sprint(m.CSVs), round(m.PeakRSSMiB, 1)},
+			[2]any{"heap_inuse_mib_" + fmt.Sprint(m.CSVs), round(m.HeapInuseMiB, 1)})
 	}
 	window := strings.TrimSuffix(strings.TrimSuffix(r.Idle.Window.String(), "0s"), "m") + "min"
 	if r.Idle.Window%time.Minute != 0 {
