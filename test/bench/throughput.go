@@ -88,8 +88,12 @@ func (e *Env) MeasureThroughput(ctx context.Context, cleaner *Cleaner, n int) (T
 	}
 	res.Uninstall = time.Since(start)
 	res.PeakInflight = peak()
-	if left, err := e.count(ctx, in.CRDs); err != nil || left > 0 {
-		return res, fmt.Errorf("%d operands left after the uninstall (%v)", left, err)
+	left, err := e.count(ctx, in.CRDs)
+	if err != nil {
+		return res, fmt.Errorf("counting the operands left: %w", err)
+	}
+	if left > 0 {
+		return res, fmt.Errorf("%d operands left after the uninstall", left)
 	}
 	for _, c := range append(in.CRDs, floorCRDs...) {
 		if err := e.Client.Delete(ctx, in.CRDObject(c)); client.IgnoreNotFound(err) != nil {
