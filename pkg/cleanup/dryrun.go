@@ -93,15 +93,16 @@ func PlanUninstall(ctx context.Context, c client.Client, key types.NamespacedNam
 	if err != nil {
 		return nil, err
 	}
+	if policy == nil && !csv.IsCopied() {
+		out.Verdict, out.Message = VerdictUnmanaged, "no CleanupPolicy selects the CSV: deleting it deletes nothing"
+		return out, nil
+	}
 	in, err := r.classifyInput(ctx, csv)
 	if err != nil {
 		return nil, err
 	}
 	verdict := Classify(in)
 	switch {
-	case policy == nil && !csv.IsCopied():
-		out.Verdict, out.Message = VerdictUnmanaged, "no CleanupPolicy selects the CSV: deleting it deletes nothing"
-		return out, nil
 	case verdict.SkipReason == cleanupv1alpha1.ReasonReinstall:
 		out.Verdict, out.Reason = VerdictSkipped, verdict.SkipReason
 		out.Message = verdict.Message + "; the items are what the uninstall would do then"
@@ -197,15 +198,11 @@ func (r *Reconciler) planClusterObjects(ctx context.Context, u *uninstall, out *
 	}{{rbac.ClusterRBACKinds, u.settings.ClusterRBAC}, {rbac.WebhookKinds, u.settings.Webhooks}}
 	for _, k := range kinds {
 		for _, gvk := range k.gvks {
-			list := &metav1.PartialObjectMetadataList{}
-			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-			if err := r.APIReader.List(ctx, list, client.MatchingLabelsSelector{Selector: rbac.OwnerSelector(csvKey(u.csv))}); err != nil {
-				return fmt.Errorf("listing %s owned by %s: %w", rbac.KindName(gvk), csvKey(u.csv), err)
+			owned, err := rbac.ListOwned(ctx, r.APIReader, gvk, csvKey(u.csv))
+			if err != nil {
+				return err
 			}
-			for _, obj := range list.Items {
-				if !rbac.IsOwnedBy(obj.Labels, csvKey(u.csv)) {
-					continue
-				}
+			for _, obj := range owned {
 				it := DryRunItem{Action: ActionDelete, Kind: rbac.KindName(gvk), Name: obj.Name, Reason: DeleteOwnerLabels}
 				if k.action != cleanupv1alpha1.Delete {
 					it.Action, it.Reason = ActionKeep, KeepPolicyOrphan
@@ -227,10 +224,8 @@ func (r *Reconciler) planCRDs(u *uninstall, out *DryRun) {
 		switch {
 		case u.settings.CRDs != cleanupv1alpha1.Delete:
 			it.Reason = KeepPolicyOrphan
-		case !s.Proven:
-			it.Reason = KeepUnproven
-		case len(s.Others) > 0:
-			it.Reason = KeepSharedCRD
+		case crdKeepReason(s) != "":
+			it.Reason = crdKeepReason(s)
 		case keptInstances(out, s.Kind):
 			it.Reason = KeepHasInstances
 		default:

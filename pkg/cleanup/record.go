@@ -3,6 +3,7 @@ package cleanup
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -168,7 +169,7 @@ func (rec *record) count(kind string, found, remaining int, kept map[string]int)
 	// Objects kept after the timeout were found for deletion but not deleted.
 	kc.Deleted = max(0, kc.Found-kc.Remaining-int32(kept[KeepTimedOut]))
 	kc.Kept = nil
-	for _, reason := range sortedKeys(kept) {
+	for _, reason := range slices.Sorted(maps.Keys(kept)) {
 		kc.Kept = append(kc.Kept, cleanupv1alpha1.KeptCount{Reason: reason, Count: int32(kept[reason])})
 	}
 	var total int32
@@ -188,13 +189,4 @@ func (rec *record) setBlocking(refs []cleanupv1alpha1.ObjectRef) {
 		refs = refs[:cleanupv1alpha1.MaxBlocking]
 	}
 	rec.st.Blocking = refs
-}
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

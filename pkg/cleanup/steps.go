@@ -208,14 +208,11 @@ func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
 	kept := map[string]int{}
 	found, remaining := 0, 0
 	for _, s := range u.scopes {
-		switch {
-		case s.CRD == nil:
+		if s.CRD == nil {
 			continue
-		case !s.Proven:
-			kept[KeepUnproven]++
-			continue
-		case len(s.Others) > 0:
-			kept[KeepSharedCRD]++
+		}
+		if reason := crdKeepReason(s); reason != "" {
+			kept[reason]++
 			continue
 		}
 		found++
@@ -247,6 +244,19 @@ func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
 	}
 	u.rec.count(crdKind, found, remaining, kept)
 	return remaining == 0, nil
+}
+
+// crdKeepReason says why an owned CRD is never deleted, whatever its
+// instances: it lacks OLM's provenance for this CSV, or another live CSV
+// owns it too. "" when it may be deleted once its instances are gone.
+func crdKeepReason(s CRDScope) string {
+	switch {
+	case !s.Proven:
+		return KeepUnproven
+	case len(s.Others) > 0:
+		return KeepSharedCRD
+	}
+	return ""
 }
 
 func withFinalizers(objs []metav1.PartialObjectMetadata) []metav1.PartialObjectMetadata {

@@ -61,25 +61,38 @@ func (e *ForbiddenError) Error() string {
 
 func (e *ForbiddenError) Unwrap() error { return e.Err }
 
+// ListOwned lists the objects of the kind that carry all three owner labels
+// for the CSV. The selector already matches them, but the list comes from
+// the server: each is checked again, so that nothing outside the three
+// labels is ever acted on.
+func ListOwned(ctx context.Context, reader client.Reader, gvk schema.GroupVersionKind, csv types.NamespacedName) ([]metav1.PartialObjectMetadata, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := reader.List(ctx, list, client.MatchingLabelsSelector{Selector: OwnerSelector(csv)}); err != nil {
+		return nil, fmt.Errorf("listing %s owned by %s: %w", KindName(gvk), csv, err)
+	}
+	owned := list.Items[:0]
+	for _, obj := range list.Items {
+		if IsOwnedBy(obj.GetLabels(), csv) {
+			owned = append(owned, obj)
+		}
+	}
+	return owned, nil
+}
+
 // DeleteOwned deletes every object of the kind that carries all three owner
 // labels for the CSV, each with a UID precondition so that an object
 // re-created under the same name in the meantime is spared. It reads through
 // reader (uncached) and is idempotent: objects already gone or already
 // terminating are not deleted again.
 func DeleteOwned(ctx context.Context, reader client.Reader, writer client.Writer, gvk schema.GroupVersionKind, csv types.NamespacedName) (Owned, error) {
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := reader.List(ctx, list, client.MatchingLabelsSelector{Selector: OwnerSelector(csv)}); err != nil {
-		return Owned{GVK: gvk}, fmt.Errorf("listing %s owned by %s: %w", KindName(gvk), csv, err)
+	items, err := ListOwned(ctx, reader, gvk, csv)
+	if err != nil {
+		return Owned{GVK: gvk}, err
 	}
-	out := Owned{GVK: gvk, Found: len(list.Items)}
-	for i := range list.Items {
-		obj := &list.Items[i]
-		// The selector already matched, but the list came from the server:
-		// check again so that nothing outside the three labels is touched.
-		if !IsOwnedBy(obj.GetLabels(), csv) {
-			continue
-		}
+	out := Owned{GVK: gvk, Found: len(items)}
+	for i := range items {
+		obj := &items[i]
 		if obj.GetDeletionTimestamp() == nil {
 			target := &unstructured.Unstructured{}
 			target.SetGroupVersionKind(gvk)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,7 +22,6 @@ import (
 type Env struct {
 	CP      *controlplane.ControlPlane
 	Client  client.Client
-	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
 	// Bin is csv-cleaner, built from this checkout.
 	Bin    string
@@ -41,9 +39,6 @@ func Start() (*Env, error) {
 	e := &Env{CP: cp, LogDir: cp.LogDir, Bin: filepath.Join(cp.LogDir, "csv-cleaner")}
 	if e.Client, err = client.New(cfg, client.Options{Scheme: cleanup.Scheme()}); err != nil {
 		return nil, fmt.Errorf("creating the client: %w", err)
-	}
-	if e.Kube, err = kubernetes.NewForConfig(cfg); err != nil {
-		return nil, fmt.Errorf("creating the clientset: %w", err)
 	}
 	if e.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("creating the dynamic client: %w", err)

@@ -88,15 +88,6 @@ func parse(raw []byte) (Families, error) {
 	return f, nil
 }
 
-// APIServerMetrics scrapes kube-apiserver's /metrics.
-func (e *Env) APIServerMetrics(ctx context.Context) (Families, error) {
-	raw, err := e.Kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("scraping kube-apiserver's metrics: %w", err)
-	}
-	return parse(raw)
-}
-
 // Scrape reads csv-cleaner's /metrics.
 func (c *Cleaner) Scrape(ctx context.Context) (Families, error) {
 	_, body, err := controlplane.HTTPGet(ctx, "http://"+c.Metrics+"/metrics")

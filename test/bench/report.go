@@ -53,9 +53,9 @@ func (r Report) Figures() [][2]any {
 		out = append(out, [2]any{"rss_mib_" + fmt.Sprint(m.CSVs), round(m.PeakRSSMiB, 1)},
 			[2]any{"heap_inuse_mib_" + fmt.Sprint(m.CSVs), round(m.HeapInuseMiB, 1)})
 	}
-	window := strings.TrimSuffix(strings.TrimSuffix(r.Idle.Window.String(), "0s"), "m") + "min"
-	if r.Idle.Window%time.Minute != 0 {
-		window = r.Idle.Window.String()
+	window := r.Idle.Window.String()
+	if r.Idle.Window%time.Minute == 0 {
+		window = fmt.Sprintf("%dmin", int(r.Idle.Window.Minutes()))
 	}
 	out = append(out,
 		[2]any{"idle_writes_" + window, r.Idle.Writes},

@@ -42,6 +42,19 @@ func rbacFinalizers(ctx context.Context, name string) [][]string {
 
 var held = [][]string{{rbac.HoldFinalizer}, {rbac.HoldFinalizer}}
 
+// heldInstall creates a managed install with owned cluster RBAC, <id>-role,
+// and waits until csv-cleaner holds the CSV and that RBAC.
+func heldInstall(ctx context.Context, id string) *scenario {
+	GinkgoHelper()
+	s := newScenario(id)
+	s.createPolicy(ctx)
+	s.create(ctx)
+	s.ownedRBAC(ctx, "role")
+	s.waitFinalizer(ctx)
+	waitRBACFinalizers(ctx, s.id+"-role", held)
+	return s
+}
+
 // waitRBACFinalizers waits until rbacFinalizers(name) is want.
 func waitRBACFinalizers(ctx context.Context, name string, want [][]string) {
 	GinkgoHelper()
@@ -116,12 +129,7 @@ var _ = Describe("The RBAC hold", func() {
 	})
 
 	It("is released at once when the deletion is not an uninstall", func(ctx SpecContext) {
-		s := newScenario("hold-upgrade")
-		s.createPolicy(ctx)
-		s.create(ctx)
-		s.ownedRBAC(ctx, "role")
-		s.waitFinalizer(ctx)
-		waitRBACFinalizers(ctx, s.id+"-role", held)
+		s := heldInstall(ctx, "hold-upgrade")
 		v2 := s.install.CSV()
 		v2.Name = s.id + "-operator.v2.0.0"
 		v2.Spec.Replaces = s.install.CSVName
@@ -134,12 +142,7 @@ var _ = Describe("The RBAC hold", func() {
 	})
 
 	It("is released when no policy manages the CSV any more, or the hold is turned off", func(ctx SpecContext) {
-		s := newScenario("hold-unmanaged")
-		s.createPolicy(ctx)
-		s.create(ctx)
-		s.ownedRBAC(ctx, "role")
-		s.waitFinalizer(ctx)
-		waitRBACFinalizers(ctx, s.id+"-role", held)
+		s := heldInstall(ctx, "hold-unmanaged")
 
 		By("turning the hold off")
 		restartManagerWith(func(o *cleanup.SetupOptions) { o.DisableRBACHold = true })
@@ -155,12 +158,7 @@ var _ = Describe("The RBAC hold", func() {
 	})
 
 	It("takes every finalizer it placed off CSVs and RBAC when csv-cleaner's own CSV is deleted", func(ctx SpecContext) {
-		s := newScenario("hold-self")
-		s.createPolicy(ctx)
-		s.create(ctx)
-		s.ownedRBAC(ctx, "role")
-		s.waitFinalizer(ctx)
-		waitRBACFinalizers(ctx, s.id+"-role", held)
+		s := heldInstall(ctx, "hold-self")
 
 		self := fixtures.Install{Namespace: "self-" + s.id, CSVName: "csv-cleaner.v0.1.0", Targets: []string{""}}
 		_, err := self.Create(ctx, k8s)
