@@ -41,6 +41,7 @@ func main() {
 	}
 	var (
 		metricsAddr, probeAddr, leaderNS string
+		pprofAddr                        string
 		leaderElect                      bool
 		finalizer                        string
 		legacy                           stringList
@@ -52,6 +53,7 @@ func main() {
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the health probes bind to.")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "Address Go's pprof profiles are served on, for profiling; 0 (the default) disables them.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one replica acts at a time.")
 	flag.StringVar(&leaderNS, "leader-election-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the leader election lease; defaults to the pod's namespace.")
 	flag.DurationVar(&lease.duration, "leader-election-lease-duration", 15*time.Second, "How long a standby waits before it takes over a lease its leader stopped renewing.")
@@ -72,7 +74,7 @@ func main() {
 	log := ctrl.Log.WithName("setup")
 
 	if err := run(options{
-		metricsAddr: metricsAddr, probeAddr: probeAddr, leaderElect: leaderElect, leaderNS: leaderNS,
+		metricsAddr: metricsAddr, probeAddr: probeAddr, pprofAddr: pprofAddr, leaderElect: leaderElect, leaderNS: leaderNS,
 		finalizers: cleanup.Finalizers{Current: finalizer, Legacy: legacy},
 		rbacHold:   holdFinalizer, noRBACHold: !rbacHold,
 		qps: float32(qps), burst: burst, workers: workers, deleteWorkers: deleteWorkers, lease: lease,
@@ -84,6 +86,7 @@ func main() {
 
 type options struct {
 	metricsAddr, probeAddr, leaderNS string
+	pprofAddr                        string
 	leaderElect                      bool
 	finalizers                       cleanup.Finalizers
 	qps                              float32
@@ -110,6 +113,7 @@ func run(o options) error {
 		Cache:                         cleanup.CacheOptions(),
 		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:        o.probeAddr,
+		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leaderElect,
 		LeaderElectionID:              "csv-cleaner.cleanup.csv-cleaner.io",
 		LeaderElectionNamespace:       o.leaderNS,

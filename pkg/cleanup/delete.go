@@ -39,9 +39,9 @@ type step struct {
 
 // reconcileDelete classifies a deleting CSV's deletion and, for a real
 // uninstall, runs the steps in order, releasing the finalizer last.
-func (r *Reconciler) reconcileDelete(ctx context.Context, cached *operatorsv1alpha1.ClusterServiceVersion, policy *cleanupv1alpha1.CleanupPolicy) (ctrl.Result, error) {
+func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, policy *cleanupv1alpha1.CleanupPolicy) (ctrl.Result, error) {
 	log := logr.FromContextOrDiscard(ctx)
-	if !r.Finalizers.HeldBy(cached.Finalizers) {
+	if !r.Finalizers.HeldBy(cached.GetFinalizers()) {
 		return ctrl.Result{}, r.releaseRBAC(ctx, csvKey(cached))
 	}
 	csv := &operatorsv1alpha1.ClusterServiceVersion{}

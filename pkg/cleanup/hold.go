@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/go-logr/logr"
-	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,7 +15,7 @@ import (
 
 // holdRBAC puts the RBAC hold on a managed CSV's ClusterRoles and bindings,
 // or, with the hold turned off, takes off any left from before.
-func (r *Reconciler) holdRBAC(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) error {
+func (r *Reconciler) holdRBAC(ctx context.Context, csv metav1.Object) error {
 	if r.RBACHold == "" {
 		return r.releaseRBAC(ctx, csvKey(csv))
 	}
@@ -57,8 +57,7 @@ func (r *Reconciler) holdName() string {
 // releaseOrphanedHold releases the hold on the RBAC of a CSV that is gone
 // (an RBAC event names it, or it was just deleted): nothing holds it any more.
 func (r *Reconciler) releaseOrphanedHold(ctx context.Context, key types.NamespacedName) error {
-	csv := &operatorsv1alpha1.ClusterServiceVersion{}
-	if err := r.APIReader.Get(ctx, key, csv); err == nil || client.IgnoreNotFound(err) != nil {
+	if err := r.APIReader.Get(ctx, key, csvMetadata()); err == nil || client.IgnoreNotFound(err) != nil {
 		return client.IgnoreNotFound(err) // it exists after all: the cache is behind
 	}
 	return r.releaseRBAC(ctx, key)

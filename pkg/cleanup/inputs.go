@@ -88,33 +88,43 @@ func (r *Reconciler) ownedCRDs(ctx context.Context, csv *operatorsv1alpha1.Clust
 	return out, nil
 }
 
-// otherOwners finds, among the other live, non-copied CSVs in the cache,
-// those that own any of the CSV's owned CRDs, with their target namespaces
-// (all namespaces when they cannot be known: the safe side).
+// otherOwners finds, among the other live, non-copied CSVs, those that own
+// any of the CSV's owned CRDs, with their target namespaces (all namespaces
+// when they cannot be known: the safe side). They are read live, a page at a
+// time, because the cache holds only CSVs' metadata and because an install
+// created a moment ago must count.
 func (r *Reconciler) otherOwners(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (map[string][]OtherOwner, error) {
 	wanted := map[string]bool{}
 	for _, o := range csv.Spec.CustomResourceDefinitions.Owned {
 		wanted[o.Name] = true
 	}
-	all := &operatorsv1alpha1.ClusterServiceVersionList{}
-	if err := r.Client.List(ctx, all); err != nil {
-		return nil, fmt.Errorf("listing CSVs: %w", err)
-	}
 	out := map[string][]OtherOwner{}
-	for i := range all.Items {
-		other := &all.Items[i]
-		if other.UID == csv.UID || !other.DeletionTimestamp.IsZero() || other.IsCopied() {
-			continue
+	for next := ""; ; {
+		page := &operatorsv1alpha1.ClusterServiceVersionList{}
+		if err := r.APIReader.List(ctx, page, notCopied(), client.Limit(otherOwnersPage), client.Continue(next)); err != nil {
+			return nil, fmt.Errorf("listing CSVs: %w", err)
 		}
-		targets, ok := TargetsFromAnnotation(other.Annotations)
-		if !ok || len(targets) == 0 {
-			targets = []string{""}
-		}
-		for _, o := range other.Spec.CustomResourceDefinitions.Owned {
-			if wanted[o.Name] {
-				out[o.Name] = append(out[o.Name], OtherOwner{CSV: csvKey(other), Targets: NewNamespaceSet(targets)})
+		for i := range page.Items {
+			other := &page.Items[i]
+			if other.UID == csv.UID || !other.DeletionTimestamp.IsZero() || other.IsCopied() {
+				continue
+			}
+			targets, ok := TargetsFromAnnotation(other.Annotations)
+			if !ok || len(targets) == 0 {
+				targets = []string{""}
+			}
+			for _, o := range other.Spec.CustomResourceDefinitions.Owned {
+				if wanted[o.Name] {
+					out[o.Name] = append(out[o.Name], OtherOwner{CSV: csvKey(other), Targets: NewNamespaceSet(targets)})
+				}
 			}
 		}
+		if next = page.Continue; next == "" {
+			return out, nil
+		}
 	}
-	return out, nil
 }
+
+// otherOwnersPage is how many whole CSVs otherOwners reads at a time: a real
+// CSV, with its icon and install strategy, can be a few hundred kilobytes.
+const otherOwnersPage = 50

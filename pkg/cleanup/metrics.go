@@ -3,6 +3,7 @@ package cleanup
 import (
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,15 +47,31 @@ var (
 		Name: "csv_cleaner_client_requests_total",
 		Help: "Requests csv-cleaner's client sent to the API server, by the API server's verb (get, list, watch, create, update, patch, delete, …).",
 	}, []string{"verb"})
-	clientInflight = prometheus.NewGauge(prometheus.GaugeOpts{
+	inflight       inflightCount
+	clientInflight = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "csv_cleaner_client_requests_in_flight",
 		Help: "Requests csv-cleaner's client has sent to the API server and not had answered yet (a watch counts until its response starts).",
-	})
+	}, func() float64 { return float64(inflight.now.Load()) })
+	clientInflightMax = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "csv_cleaner_client_requests_in_flight_max",
+		Help: "The most requests csv-cleaner's client has had in flight at once since it started: the peak load it put on the API server, which --delete-workers bounds.",
+	}, func() float64 { return float64(inflight.max.Load()) })
 )
 
 func init() {
-	metrics.Registry.MustRegister(uninstalls, uninstallDuration, operandsDeleted, recordUnwritable, progress, clientRequests, clientInflight)
+	metrics.Registry.MustRegister(uninstalls, uninstallDuration, operandsDeleted, recordUnwritable, progress, clientRequests, clientInflight, clientInflightMax)
 }
+
+// inflightCount counts requests in flight and remembers the most there were.
+type inflightCount struct{ now, max atomic.Int64 }
+
+func (c *inflightCount) inc() {
+	n := c.now.Add(1)
+	for m := c.max.Load(); n > m && !c.max.CompareAndSwap(m, n); m = c.max.Load() {
+	}
+}
+
+func (c *inflightCount) dec() { c.now.Add(-1) }
 
 // InstrumentClient wraps the client's transport (rest.Config.Wrap) so that
 // csv_cleaner_client_requests_in_flight reports the load csv-cleaner puts
@@ -68,8 +85,8 @@ func InstrumentClient(rt http.RoundTripper) http.RoundTripper {
 			verb = info.Verb
 		}
 		clientRequests.WithLabelValues(verb).Inc()
-		clientInflight.Inc()
-		defer clientInflight.Dec()
+		inflight.inc()
+		defer inflight.dec()
 		return rt.RoundTrip(req)
 	})
 }

@@ -2,6 +2,7 @@ package cleanup
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,5 +76,33 @@ csv_cleaner_uninstalls_blocked 0
 				t.Error(err)
 			}
 		})
+	}
+}
+
+func TestInflightCountKeepsThePeak(t *testing.T) {
+	var c inflightCount
+	const n = 16
+	var started, release sync.WaitGroup
+	started.Add(n)
+	release.Add(1)
+	var done sync.WaitGroup
+	for range n {
+		done.Go(func() {
+			c.inc()
+			started.Done()
+			release.Wait()
+			c.dec()
+		})
+	}
+	started.Wait()
+	if got := c.now.Load(); got != n {
+		t.Errorf("in flight = %d with %d requests outstanding", got, n)
+	}
+	release.Done()
+	done.Wait()
+	c.inc()
+	c.dec()
+	if now, peak := c.now.Load(), c.max.Load(); now != 0 || peak != n {
+		t.Errorf("after all answered: in flight %d, max %d; want 0 and %d", now, peak, n)
 	}
 }

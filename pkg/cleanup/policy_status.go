@@ -40,12 +40,14 @@ func (r *PolicyStatusReconciler) Reconcile(ctx context.Context, req reconcile.Re
 	if err := r.Client.List(ctx, policies); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing CleanupPolicies: %w", err)
 	}
-	csvs := &operatorsv1alpha1.ClusterServiceVersionList{}
-	if err := r.Client.List(ctx, csvs); err != nil {
+	// The CSVs and namespaces are only read: no copy of the cache is made
+	// for each recount, which runs on every CSV created or deleted.
+	csvs := csvMetadataList()
+	if err := r.Client.List(ctx, csvs, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing CSVs: %w", err)
 	}
 	namespaces := &corev1.NamespaceList{}
-	if err := r.Client.List(ctx, namespaces); err != nil {
+	if err := r.Client.List(ctx, namespaces, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing namespaces: %w", err)
 	}
 	nsLabels := make(map[string]map[string]string, len(namespaces.Items))
@@ -58,7 +60,7 @@ func (r *PolicyStatusReconciler) Reconcile(ctx context.Context, req reconcile.Re
 	managed, overlaps := 0, map[string]bool{}
 	for i := range csvs.Items {
 		csv := &csvs.Items[i]
-		if csv.IsCopied() {
+		if operatorsv1alpha1.IsCopied(csv) {
 			continue
 		}
 		sel, _ := SelectPolicy(policies.Items, csv.Labels, nsLabels[csv.Namespace])
@@ -114,7 +116,7 @@ func (r *PolicyStatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("cleanuppolicy").
 		For(&cleanupv1alpha1.CleanupPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&cleanupv1alpha1.CleanupPolicy{}, all, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&operatorsv1alpha1.ClusterServiceVersion{}, all, builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, membershipChanged))).
+		Watches(csvMetadata(), all, builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, membershipChanged))).
 		Watches(&corev1.Namespace{}, all, builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Complete(r)
 }

@@ -8,6 +8,7 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/events"
@@ -57,7 +58,7 @@ type Reconciler struct {
 // the CSV, run the uninstall of a deleting CSV, else keep the finalizer and
 // the RBAC hold right.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	csv := csvMetadata()
 	if err := r.Client.Get(ctx, req.NamespacedName, csv); err != nil {
 		if apierrors.IsNotFound(err) {
 			progress.forget(req.NamespacedName)
@@ -81,7 +82,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !csv.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, csv, policy)
 	}
-	if policy == nil || csv.IsCopied() {
+	if policy == nil || operatorsv1alpha1.IsCopied(csv) {
 		return ctrl.Result{}, r.release(ctx, csv)
 	}
 	if err := r.patchFinalizers(ctx, csv, r.Finalizers.Ensure); err != nil {
@@ -91,7 +92,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // release lets go of a CSV csv-cleaner does not manage: the RBAC hold, then the finalizer.
-func (r *Reconciler) release(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) error {
+func (r *Reconciler) release(ctx context.Context, csv client.Object) error {
 	if err := r.releaseRBAC(ctx, csvKey(csv)); err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func (r *Reconciler) release(ctx context.Context, csv *operatorsv1alpha1.Cluster
 }
 
 // policyFor returns the policy that manages the CSV, or nil.
-func (r *Reconciler) policyFor(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (*cleanupv1alpha1.CleanupPolicy, error) {
+func (r *Reconciler) policyFor(ctx context.Context, csv metav1.Object) (*cleanupv1alpha1.CleanupPolicy, error) {
 	policies := &cleanupv1alpha1.CleanupPolicyList{}
 	if err := r.Client.List(ctx, policies); err != nil {
 		return nil, fmt.Errorf("listing CleanupPolicies: %w", err)
@@ -108,10 +109,10 @@ func (r *Reconciler) policyFor(ctx context.Context, csv *operatorsv1alpha1.Clust
 		return nil, nil
 	}
 	ns := &corev1.Namespace{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: csv.Namespace}, ns); err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("getting namespace %s: %w", csv.Namespace, err)
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: csv.GetNamespace()}, ns); err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("getting namespace %s: %w", csv.GetNamespace(), err)
 	}
-	sel, errs := SelectPolicy(policies.Items, csv.Labels, ns.Labels)
+	sel, errs := SelectPolicy(policies.Items, csv.GetLabels(), ns.Labels)
 	for _, err := range errs {
 		logr.FromContextOrDiscard(ctx).Error(err, "Ignoring a CleanupPolicy whose selector cannot be parsed")
 	}
@@ -120,28 +121,29 @@ func (r *Reconciler) policyFor(ctx context.Context, csv *operatorsv1alpha1.Clust
 
 // patchFinalizers applies edit to the CSV's finalizers with a merge patch
 // guarded by the resourceVersion, so that another controller's concurrent
-// change is never lost: on a conflict the CSV is read again, live, and the
-// edit applied anew. Nothing is written when the list is already right.
-func (r *Reconciler) patchFinalizers(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, edit func([]string) ([]string, bool)) error {
+// change is never lost: on a conflict the CSV's metadata is read again, live,
+// and the edit applied anew. Nothing is written when the list is already
+// right. csv is a whole CSV or its metadata.
+func (r *Reconciler) patchFinalizers(ctx context.Context, csv client.Object, edit func([]string) ([]string, bool)) error {
 	cur := csv
 	first := true
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if !first {
-			cur = &operatorsv1alpha1.ClusterServiceVersion{}
+			cur = csvMetadata()
 			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(csv), cur); err != nil {
 				return err
 			}
 		}
 		first = false
-		list, changed := edit(cur.Finalizers)
+		list, changed := edit(cur.GetFinalizers())
 		if !changed {
 			return nil
 		}
-		if !cur.DeletionTimestamp.IsZero() && !subset(list, cur.Finalizers) {
+		if !cur.GetDeletionTimestamp().IsZero() && !subset(list, cur.GetFinalizers()) {
 			return nil // no finalizer can be added once deletion has started
 		}
-		base := cur.DeepCopy()
-		cur.Finalizers = list
+		base := cur.DeepCopyObject().(client.Object)
+		cur.SetFinalizers(list)
 		logr.FromContextOrDiscard(ctx).V(1).Info("Patching finalizers", "finalizers", list)
 		return r.Client.Patch(ctx, cur, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 	})

@@ -71,25 +71,3 @@ func TestRequeueAfter(t *testing.T) {
 		})
 	}
 }
-
-func TestTrimCSVKeepsWhatDecisionsRead(t *testing.T) {
-	csv := &operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{
-		Labels: map[string]string{"a": "b"}, Finalizers: []string{"f"},
-		Annotations: map[string]string{"alm-examples": "[...]", "olm.targetNamespaces": "x"},
-	}}
-	csv.Spec.Description = "long"
-	csv.Spec.Replaces = "widget.v0"
-	csv.Spec.CustomResourceDefinitions.Owned = []operatorsv1alpha1.CRDDescription{{Name: "w.example.com", Kind: "W", Version: "v1", Description: "long"}}
-	out, err := TrimCSV(csv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := out.(*operatorsv1alpha1.ClusterServiceVersion)
-	if got.Spec.Description != "" || got.Annotations["alm-examples"] != "" || got.Spec.CustomResourceDefinitions.Owned[0].Description != "" {
-		t.Error("TrimCSV must drop what is never read")
-	}
-	if got.Labels["a"] != "b" || got.Finalizers[0] != "f" || got.Annotations["olm.targetNamespaces"] != "x" ||
-		got.Spec.Replaces != "widget.v0" || got.Spec.CustomResourceDefinitions.Owned[0].Name != "w.example.com" {
-		t.Errorf("TrimCSV dropped something the decisions read: %+v", got)
-	}
-}

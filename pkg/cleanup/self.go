@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -16,7 +16,7 @@ import (
 )
 
 // isSelf reports whether the CSV is csv-cleaner's own.
-func (r *Reconciler) isSelf(csv *operatorsv1alpha1.ClusterServiceVersion) bool {
+func (r *Reconciler) isSelf(csv metav1.Object) bool {
 	return r.Self.Name != "" && csvKey(csv) == r.Self
 }
 
@@ -27,7 +27,7 @@ func (r *Reconciler) selfDeleting(ctx context.Context) bool {
 	if r.Self.Name == "" {
 		return false
 	}
-	self := &operatorsv1alpha1.ClusterServiceVersion{}
+	self := csvMetadata()
 	if err := r.Client.Get(ctx, r.Self, self); err != nil {
 		return apierrors.IsNotFound(err)
 	}
@@ -47,7 +47,7 @@ func (r *Reconciler) selfDeleting(ctx context.Context) bool {
 // ClusterRoles (rbac.EnsureSelfBindings) that OLM does not delete. Its own
 // ClusterRoles are released last, and the garbage collector then removes
 // that binding.
-func (r *Reconciler) reconcileSelf(ctx context.Context, self *operatorsv1alpha1.ClusterServiceVersion) (ctrl.Result, error) {
+func (r *Reconciler) reconcileSelf(ctx context.Context, self *metav1.PartialObjectMetadata) (ctrl.Result, error) {
 	log := logr.FromContextOrDiscard(ctx)
 	if self.DeletionTimestamp.IsZero() {
 		if err := r.patchFinalizers(ctx, self, r.Finalizers.Ensure); err != nil {
@@ -104,8 +104,9 @@ func (r *Reconciler) releaseOwnRBAC(ctx context.Context, self types.NamespacedNa
 
 // releaseEverything takes csv-cleaner's finalizers off every other CSV and
 // its hold off every ClusterRole and binding but its own (self's), read live.
+// Copies are listed too: a finalizer placed before the copy was labelled is released.
 func (r *Reconciler) releaseEverything(ctx context.Context, self types.NamespacedName) error {
-	csvs := &operatorsv1alpha1.ClusterServiceVersionList{}
+	csvs := csvMetadataList()
 	if err := r.APIReader.List(ctx, csvs); err != nil {
 		return fmt.Errorf("listing CSVs: %w", err)
 	}
@@ -114,6 +115,7 @@ func (r *Reconciler) releaseEverything(ctx context.Context, self types.Namespace
 		if r.isSelf(csv) || !r.Finalizers.HeldBy(csv.Finalizers) {
 			continue
 		}
+		csv.TypeMeta = csvMetadata().TypeMeta // a list's items name no kind, a patch needs it
 		if err := r.patchFinalizers(ctx, csv, r.Finalizers.Remove); err != nil {
 			return err
 		}
@@ -127,7 +129,7 @@ func (r *Reconciler) releaseEverything(ctx context.Context, self types.Namespace
 
 // countHeld counts the objects, but self's, that still carry one of csv-cleaner's finalizers.
 func (r *Reconciler) countHeld(ctx context.Context, self types.NamespacedName) (int, error) {
-	csvs := &operatorsv1alpha1.ClusterServiceVersionList{}
+	csvs := csvMetadataList()
 	if err := r.APIReader.List(ctx, csvs); err != nil {
 		return 0, fmt.Errorf("listing CSVs: %w", err)
 	}

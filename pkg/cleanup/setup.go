@@ -7,6 +7,7 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,60 +26,74 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
-// CacheOptions keeps the CSV cache small: copied CSVs (label olm.copiedFrom,
-// usually most CSVs of a cluster) are left out by a label selector, and the
-// fields csv-cleaner never reads from the cache are dropped.
+// CacheOptions keeps the CSV cache small and flat as the cluster grows: the
+// cache holds only the metadata of CSVs that are not copies (label
+// olm.copiedFrom, usually most CSVs of a cluster, are left out by a label
+// selector), and of that metadata only what the cached decisions read.
+// Everything that deletes something reads the whole CSV live. A read of a kind
+// no controller watches fails instead of starting an informer, so that no
+// code path can bring back a cache of whole CSVs unnoticed.
 func CacheOptions() cache.Options {
-	notCopied, err := labels.NewRequirement(operatorsv1alpha1.CopiedLabelKey, selection.DoesNotExist, nil)
-	if err != nil {
-		panic(err) // a constant requirement
-	}
 	byObject := map[client.Object]cache.ByObject{
-		&operatorsv1alpha1.ClusterServiceVersion{}: {
-			Label:     labels.NewSelector().Add(*notCopied),
+		csvMetadata(): {
+			Label:     notCopiedSelector(),
 			Transform: TrimCSV,
 		},
 	}
 	// Only the metadata of the cluster RBAC that OLM gives CSVs is watched.
 	for _, gvk := range rbac.HeldKinds {
-		byObject[heldMetadata(gvk)] = cache.ByObject{Label: rbac.AnyCSVOwner()}
+		byObject[heldMetadata(gvk)] = cache.ByObject{Label: rbac.AnyCSVOwner(), Transform: cache.TransformStripManagedFields()}
 	}
-	return cache.Options{ByObject: byObject}
+	return cache.Options{ByObject: byObject, ReaderFailOnMissingInformer: true}
 }
 
-// TrimCSV drops what csv-cleaner never reads from a cached CSV: the install
-// strategy, icons, descriptions, descriptors, webhook and API service
-// definitions, status conditions and managedFields. Decisions that delete
-// something read the CSV live.
+// notCopiedSelector selects the CSVs that are not OLM's copies.
+func notCopiedSelector() labels.Selector {
+	notCopied, err := labels.NewRequirement(operatorsv1alpha1.CopiedLabelKey, selection.DoesNotExist, nil)
+	if err != nil {
+		panic(err) // a constant requirement
+	}
+	return labels.NewSelector().Add(*notCopied)
+}
+
+// notCopied is notCopiedSelector as a list option.
+func notCopied() client.MatchingLabelsSelector {
+	return client.MatchingLabelsSelector{Selector: notCopiedSelector()}
+}
+
+// cachedCSVAnnotations are the only annotations a cached CSV keeps: the one
+// that tells a copy (operatorsv1alpha1.IsCopied). Everything else a decision
+// reads from annotations (target namespaces, opt-out) is read from the live
+// CSV; a real CSV's annotations (alm-examples, description, …) can be tens of
+// kilobytes.
+var cachedCSVAnnotations = []string{operatorsv1alpha1.OperatorGroupNamespaceAnnotationKey}
+
+// TrimCSV drops from a cached CSV's metadata what csv-cleaner never reads
+// from the cache: managedFields and all annotations but cachedCSVAnnotations.
 func TrimCSV(obj any) (any, error) {
-	csv, ok := obj.(*operatorsv1alpha1.ClusterServiceVersion)
-	if !ok {
-		return obj, nil
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return obj, nil // not an object (a tombstone): kept as it is
 	}
-	csv.ManagedFields = nil
-	delete(csv.Annotations, "alm-examples")
-	delete(csv.Annotations, "description")
-	delete(csv.Annotations, "kubectl.kubernetes.io/last-applied-configuration")
-	csv.Spec.Description = ""
-	csv.Spec.Icon = nil
-	csv.Spec.InstallStrategy = operatorsv1alpha1.NamedInstallStrategy{}
-	csv.Spec.WebhookDefinitions = nil
-	csv.Spec.APIServiceDefinitions = operatorsv1alpha1.APIServiceDefinitions{}
-	csv.Spec.RelatedImages = nil
-	csv.Spec.Links, csv.Spec.Maintainers, csv.Spec.Keywords = nil, nil, nil
-	owned := make([]operatorsv1alpha1.CRDDescription, len(csv.Spec.CustomResourceDefinitions.Owned))
-	for i, o := range csv.Spec.CustomResourceDefinitions.Owned {
-		owned[i] = operatorsv1alpha1.CRDDescription{Name: o.Name, Version: o.Version, Kind: o.Kind}
+	m.SetManagedFields(nil)
+	if a := m.GetAnnotations(); len(a) > 0 {
+		kept := map[string]string{}
+		for _, k := range cachedCSVAnnotations {
+			if v, ok := a[k]; ok {
+				kept[k] = v
+			}
+		}
+		if len(kept) == 0 {
+			kept = nil
+		}
+		m.SetAnnotations(kept)
 	}
-	csv.Spec.CustomResourceDefinitions = operatorsv1alpha1.CustomResourceDefinitions{Owned: owned}
-	csv.Status.Conditions = nil
-	csv.Status.RequirementStatus = nil
-	csv.Status.Message = ""
-	return csv, nil
+	return obj, nil
 }
 
 // csvChanged lets through only the CSV updates that can change what
-// csv-cleaner does: labels, annotations, finalizers, deletion, spec. OLM's
+// csv-cleaner does: labels, annotations, finalizers, deletion, spec (the
+// generation). OLM's
 // frequent status updates are ignored.
 var csvChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
@@ -95,7 +110,7 @@ var csvChanged = predicate.Funcs{
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("clusterserviceversion").
-		For(&operatorsv1alpha1.ClusterServiceVersion{}, builder.WithPredicates(csvChanged)).
+		For(csvMetadata(), builder.WithPredicates(csvChanged)).
 		Watches(&cleanupv1alpha1.CleanupPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allCSVs),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionChanged))).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.csvsInNamespace),
@@ -138,8 +153,9 @@ func (r *Reconciler) csvsInNamespace(ctx context.Context, ns client.Object) []re
 }
 
 func listRequests(ctx context.Context, c client.Reader, opts ...client.ListOption) []reconcile.Request {
-	list := &operatorsv1alpha1.ClusterServiceVersionList{}
-	if err := c.List(ctx, list, opts...); err != nil {
+	list := csvMetadataList()
+	// Only the keys are read: the cache's objects are not copied.
+	if err := c.List(ctx, list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing CSVs to re-examine")
 		return nil
 	}

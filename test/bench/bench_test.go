@@ -32,23 +32,17 @@ func TestBench(t *testing.T) {
 	report := Report{Scale: scale.Name, QPS: defaultQPS(), Date: time.Now().UTC()}
 
 	// BENCH_CLEANER_ARGS passes extra flags, to explore other settings.
-	cleaner, err := e.StartCleaner(ctx, "csv-cleaner-throughput", strings.Fields(os.Getenv("BENCH_CLEANER_ARGS"))...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	args := strings.Fields(os.Getenv("BENCH_CLEANER_ARGS"))
 	for _, n := range scale.Operands {
 		if !only("throughput") {
 			break
 		}
-		tp, err := e.MeasureThroughput(ctx, cleaner, n)
+		tp, err := e.MeasureThroughput(ctx, n, args...)
 		if err != nil {
 			t.Fatalf("throughput, %d operands: %v", n, err)
 		}
 		t.Logf("%d operands: uninstall %s, floor %s, ratio %.2f, peak in flight %.0f", n, tp.Uninstall, tp.Floor, tp.Ratio(), tp.PeakInflight)
 		report.Throughput = append(report.Throughput, tp)
-	}
-	if err := cleaner.Stop(30 * time.Second); err != nil {
-		t.Error(err)
 	}
 
 	if only("resume") {

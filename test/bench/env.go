@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os/exec"
@@ -26,6 +27,10 @@ type Env struct {
 	// Bin is csv-cleaner, built from this checkout.
 	Bin    string
 	LogDir string
+	// CleanerID is the ServiceAccount csv-cleaner runs as, with its own ClusterRole.
+	CleanerID *Identity
+	// FloorID is the ServiceAccount the floor's bare client runs as (cluster-admin).
+	FloorID *Identity
 }
 
 // Start starts etcd and kube-apiserver and builds csv-cleaner.
@@ -43,10 +48,21 @@ func Start() (*Env, error) {
 	if e.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("creating the dynamic client: %w", err)
 	}
+	ctx := context.Background()
+	role, err := e.cleanerRole(ctx)
+	if err != nil {
+		return nil, errors.Join(err, e.Stop())
+	}
+	if e.CleanerID, err = e.identity(ctx, "csv-cleaner", role); err != nil {
+		return nil, errors.Join(err, e.Stop())
+	}
+	if e.FloorID, err = e.identity(ctx, "floor", "cluster-admin"); err != nil {
+		return nil, errors.Join(err, e.Stop())
+	}
 	build := exec.Command("go", "build", "-o", e.Bin, "./cmd/csv-cleaner")
 	build.Dir = controlplane.RepoRoot()
 	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building csv-cleaner: %w\n%s", err, out)
+		return nil, errors.Join(fmt.Errorf("building csv-cleaner: %w\n%s", err, out), e.Stop())
 	}
 	return e, nil
 }
@@ -76,7 +92,7 @@ func (e *Env) StartCleaner(ctx context.Context, name string, args ...string) (*C
 	c := &Cleaner{Metrics: ports[0], Started: time.Now()}
 	var err error
 	c.Process, err = controlplane.StartProcess(name, e.Bin, append([]string{
-		"--kubeconfig=" + e.CP.Kubeconfig, "--metrics-bind-address=" + ports[0], "--health-probe-bind-address=" + ports[1],
+		"--kubeconfig=" + e.CleanerID.Kubeconfig, "--metrics-bind-address=" + ports[0], "--health-probe-bind-address=" + ports[1],
 	}, args...), nil, e.LogDir)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,7 +30,7 @@ type Throughput struct {
 	Uninstall time.Duration
 	// Floor: DeleteCollection per namespace per CRD on the identical second set, until all are gone.
 	Floor time.Duration
-	// PeakInflight is the most requests kube-apiserver was executing at once during the uninstall.
+	// PeakInflight is the most requests csv-cleaner had in flight at once.
 	PeakInflight float64
 }
 
@@ -38,10 +39,16 @@ func (t Throughput) Ratio() float64 { return t.Uninstall.Seconds() / t.Floor.Sec
 
 // MeasureThroughput creates two identical sets of n operands (3 CRDs over
 // 100 namespaces), one owned by a managed CSV and one by nobody, and times
-// csv-cleaner's uninstall of the first against the floor on the second.
-func (e *Env) MeasureThroughput(ctx context.Context, cleaner *Cleaner, n int) (Throughput, error) {
+// the uninstall of the first by a csv-cleaner of its own (started with args)
+// against the floor on the second.
+func (e *Env) MeasureThroughput(ctx context.Context, n int, args ...string) (Throughput, error) {
 	res := Throughput{Operands: n}
 	id := fmt.Sprintf("tp%d", n)
+	cleaner, err := e.StartCleaner(ctx, "csv-cleaner-throughput-"+strconv.Itoa(n), args...)
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = cleaner.Stop(30 * time.Second) }()
 	ns, err := e.namespaces(ctx, "bench-target", targetNamespaces)
 	if err != nil {
 		return res, err
@@ -76,7 +83,6 @@ func (e *Env) MeasureThroughput(ctx context.Context, cleaner *Cleaner, n int) (T
 	if err != nil {
 		return res, err
 	}
-	peak := cleaner.samplePeakInflight(ctx)
 	start := time.Now()
 	if err := e.Client.Delete(ctx, in.CSV()); err != nil {
 		return res, fmt.Errorf("deleting CSV %s: %w", in.Key(), err)
@@ -87,7 +93,13 @@ func (e *Env) MeasureThroughput(ctx context.Context, cleaner *Cleaner, n int) (T
 		return res, fmt.Errorf("waiting for CSV %s to go: %w", in.Key(), ctx.Err())
 	}
 	res.Uninstall = time.Since(start)
-	res.PeakInflight = peak()
+	// Read once, after: scraping csv-cleaner while it works would load it
+	// and the machine (gzip and text encoding of every metric).
+	m, err := cleaner.Scrape(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.PeakInflight = m.Sum("csv_cleaner_client_requests_in_flight_max", nil)
 	left, err := e.count(ctx, in.CRDs)
 	if err != nil {
 		return res, fmt.Errorf("counting the operands left: %w", err)
@@ -108,7 +120,7 @@ func (e *Env) MeasureThroughput(ctx context.Context, cleaner *Cleaner, n int) (T
 // has deletes in flight, with csv-cleaner's client QPS and burst, until
 // none is left.
 func (e *Env) floor(ctx context.Context, set []fixtures.CRD, namespaces []string) (time.Duration, error) {
-	cfg := rest.CopyConfig(e.CP.Config)
+	cfg := rest.CopyConfig(e.FloorID.Config)
 	cfg.QPS, cfg.Burst = cleanup.DefaultQPS, cleanup.DefaultBurst
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
@@ -187,29 +199,4 @@ func (e *Env) waitFinalizer(ctx context.Context, key client.ObjectKey) error {
 		}
 		return slices.Contains(csv.Finalizers, cleanup.DefaultFinalizer), nil
 	})
-}
-
-// samplePeakInflight samples csv-cleaner's requests in flight (its client's
-// gauge, a small scrape) every 50 ms until the returned function is called,
-// which returns the peak.
-func (c *Cleaner) samplePeakInflight(ctx context.Context) func() float64 {
-	ctx, cancel := context.WithCancel(ctx)
-	var peak float64
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if f, err := c.Scrape(ctx); err == nil {
-				peak = max(peak, f.Sum("csv_cleaner_client_requests_in_flight", nil))
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() float64 { cancel(); <-done; return peak }
 }
