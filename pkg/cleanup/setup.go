@@ -61,30 +61,23 @@ func notCopied() client.MatchingLabelsSelector {
 	return client.MatchingLabelsSelector{Selector: notCopiedSelector()}
 }
 
-// cachedCSVAnnotations are the only annotations a cached CSV keeps: the one
-// that tells a copy (operatorsv1alpha1.IsCopied). Everything else a decision
-// reads from annotations (target namespaces, opt-out) is read from the live
-// CSV; a real CSV's annotations (alm-examples, description, …) can be tens of
-// kilobytes.
-var cachedCSVAnnotations = []string{operatorsv1alpha1.OperatorGroupNamespaceAnnotationKey}
-
 // TrimCSV drops from a cached CSV's metadata what csv-cleaner never reads
-// from the cache: managedFields and all annotations but cachedCSVAnnotations.
+// from the cache: managedFields and every annotation but the one that tells
+// a copy (operatorsv1alpha1.IsCopied: olm.operatorNamespace naming another
+// namespace), which is kept only where it does tell one. Everything else a
+// decision reads from annotations (target namespaces, opt-out) is read from
+// the live CSV; a real CSV's annotations (alm-examples, description, …) can
+// be tens of kilobytes.
 func TrimCSV(obj any) (any, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return obj, nil // not an object (a tombstone): kept as it is
 	}
 	m.SetManagedFields(nil)
-	if a := m.GetAnnotations(); len(a) > 0 {
-		kept := map[string]string{}
-		for _, k := range cachedCSVAnnotations {
-			if v, ok := a[k]; ok {
-				kept[k] = v
-			}
-		}
-		if len(kept) == 0 {
-			kept = nil
+	if a := m.GetAnnotations(); a != nil {
+		var kept map[string]string
+		if ns, ok := a[operatorsv1alpha1.OperatorGroupNamespaceAnnotationKey]; ok && ns != m.GetNamespace() {
+			kept = map[string]string{operatorsv1alpha1.OperatorGroupNamespaceAnnotationKey: ns}
 		}
 		m.SetAnnotations(kept)
 	}

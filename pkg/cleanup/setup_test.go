@@ -17,13 +17,12 @@ func TestTrimCSV(t *testing.T) {
 		wantAnnotations map[string]string
 		wantCopied      bool
 	}{{
-		name:   "an operator's own CSV keeps only the annotation that tells a copy",
+		name:   "an operator's own CSV keeps no annotation",
 		labels: map[string]string{"team": "a"},
 		annots: map[string]string{
 			"alm-examples": "[{...}]", "description": "long", "olm.operatorNamespace": "ops",
 			"olm.operatorGroup": "og", "olm.targetNamespaces": "a,b", OptOutAnnotation: "true",
 		},
-		wantAnnotations: map[string]string{"olm.operatorNamespace": "ops"},
 	}, {
 		name:            "a copy is still told from its operator namespace annotation",
 		annots:          map[string]string{"olm.operatorNamespace": "elsewhere", "containerImage": "quay.io/x"},

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"os"
-	"strings"
 	"testing"
 	"time"
 )
@@ -31,13 +30,11 @@ func TestBench(t *testing.T) {
 	}()
 	report := Report{Scale: scale.Name, QPS: defaultQPS(), Date: time.Now().UTC()}
 
-	// BENCH_CLEANER_ARGS passes extra flags, to explore other settings.
-	args := strings.Fields(os.Getenv("BENCH_CLEANER_ARGS"))
 	for _, n := range scale.Operands {
 		if !only("throughput") {
 			break
 		}
-		tp, err := e.MeasureThroughput(ctx, n, args...)
+		tp, err := e.MeasureThroughput(ctx, n)
 		if err != nil {
 			t.Fatalf("throughput, %d operands: %v", n, err)
 		}

@@ -39,12 +39,12 @@ func (t Throughput) Ratio() float64 { return t.Uninstall.Seconds() / t.Floor.Sec
 
 // MeasureThroughput creates two identical sets of n operands (3 CRDs over
 // 100 namespaces), one owned by a managed CSV and one by nobody, and times
-// the uninstall of the first by a csv-cleaner of its own (started with args)
-// against the floor on the second.
-func (e *Env) MeasureThroughput(ctx context.Context, n int, args ...string) (Throughput, error) {
+// the uninstall of the first by a csv-cleaner of its own against the floor
+// on the second.
+func (e *Env) MeasureThroughput(ctx context.Context, n int) (Throughput, error) {
 	res := Throughput{Operands: n}
 	id := fmt.Sprintf("tp%d", n)
-	cleaner, err := e.StartCleaner(ctx, "csv-cleaner-throughput-"+strconv.Itoa(n), args...)
+	cleaner, err := e.StartCleaner(ctx, "csv-cleaner-throughput-"+strconv.Itoa(n))
 	if err != nil {
 		return res, err
 	}

@@ -1,13 +1,16 @@
 package envtest_test
 
 import (
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
@@ -124,6 +127,35 @@ var _ = Describe("An uninstall", func() {
 		s.uninstall(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name(), "Widget b-shared2/theirs", "Widget common-shared/both"}))
 		Expect(kept(s.record(ctx), "Widget."+s.crd(0).Group)).To(Equal([]string{"OutsideTargets=1", "SharedWithCSV=1"}))
+	})
+
+	It("finds another owner of the CRD among many CSVs, past the first page of the live listing", func(ctx SpecContext) {
+		// CSVs are listed 50 a page, in namespace order: 60 CSVs of other
+		// operators sort before the other owner's namespace.
+		filler := fixtures.Install{Namespace: "op-a-fillers", Targets: []string{"op-a-fillers"}}
+		Expect(k8s.Create(ctx, fixtures.Namespace(filler.Namespace))).To(Succeed())
+		for i := range 60 {
+			filler.CSVName = fmt.Sprintf("filler-%02d.v1.0.0", i)
+			filler.CRDs = []fixtures.CRD{{Group: fmt.Sprintf("filler%02d.example.com", i), Kind: "Filler", Plural: "fillers"}}
+			Expect(k8s.Create(ctx, filler.CSV())).To(Succeed())
+		}
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(k8s.DeleteAllOf(ctx, &operatorsv1alpha1.ClusterServiceVersion{}, client.InNamespace(filler.Namespace))).To(Succeed())
+		})
+		s := newScenario("paged")
+		s.install.Targets = []string{"a-paged", "common-paged"}
+		other := newScenario("zz-paged")
+		other.install.CRDs = s.install.CRDs
+		other.install.Targets = []string{"common-paged"}
+		s.createPolicy(ctx)
+		s.create(ctx)
+		other.create(ctx)
+		s.operand(ctx, 0, "a-paged", "mine")
+		s.operand(ctx, 0, "common-paged", "both")
+		s.waitFinalizer(ctx)
+		s.uninstall(ctx)
+		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name(), "Widget common-paged/both"}))
+		Expect(kept(s.record(ctx), "Widget."+s.crd(0).Group)).To(Equal([]string{"SharedWithCSV=1"}))
 	})
 
 	It("deletes cluster-scoped operands only when no other live CSV owns their CRD", func(ctx SpecContext) {
