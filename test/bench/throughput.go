@@ -100,6 +100,10 @@ func (e *Env) MeasureThroughput(ctx context.Context, n int) (Throughput, error) 
 		return res, err
 	}
 	res.PeakInflight = m.Sum("csv_cleaner_client_requests_in_flight_max", nil)
+	// csv-cleaner runs with its own ClusterRole: a refused request means the role lacks a rule.
+	if refused := m.Sum("rest_client_requests_total", map[string]string{"code": "403"}); refused > 0 {
+		return res, fmt.Errorf("kube-apiserver refused %.0f of csv-cleaner's requests: manifests/rbac/role.yaml lacks a permission (see its log)", refused)
+	}
 	left, err := e.count(ctx, in.CRDs)
 	if err != nil {
 		return res, fmt.Errorf("counting the operands left: %w", err)
