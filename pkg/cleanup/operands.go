@@ -23,22 +23,78 @@ import (
 // never held in memory as one huge response.
 const listPageSize = 500
 
-// listInstances lists every instance of a CRD, metadata only, page by page, live.
+// forEachPage lists every instance of a CRD, metadata only, live, and hands
+// each page to fn before it reads the next.
+func (r *Reconciler) forEachPage(ctx context.Context, gvr schema.GroupVersionResource, kind string, fn func([]metav1.PartialObjectMetadata) error) error {
+	for next := ""; ; {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvr.GroupVersion().WithKind(kind + "List"))
+		if err := r.APIReader.List(ctx, list, client.Limit(listPageSize), client.Continue(next)); err != nil {
+			return fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
+		}
+		if err := fn(list.Items); err != nil {
+			return err
+		}
+		if next = list.Continue; next == "" {
+			return nil
+		}
+	}
+}
+
+// listInstances lists every instance of a CRD, metadata only, live.
 func (r *Reconciler) listInstances(ctx context.Context, gvr schema.GroupVersionResource, kind string) ([]metav1.PartialObjectMetadata, error) {
 	var items []metav1.PartialObjectMetadata
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(gvr.GroupVersion().WithKind(kind + "List"))
-	opts := []client.ListOption{client.Limit(listPageSize)}
-	for {
-		if err := r.APIReader.List(ctx, list, opts...); err != nil {
-			return nil, fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
-		}
-		items = append(items, list.Items...)
-		if list.Continue == "" {
-			return items, nil
-		}
-		opts = []client.ListOption{client.Limit(listPageSize), client.Continue(list.Continue)}
+	err := r.forEachPage(ctx, gvr, kind, func(page []metav1.PartialObjectMetadata) error {
+		items = append(items, page...)
+		return nil
+	})
+	return items, err
+}
+
+// operandPass is what one pass of the operand step found and did for one owned CRD.
+type operandPass struct {
+	// found counts the instances planned for deletion or already terminating.
+	found int
+	// remaining are those still there: terminating, or deleted and held by finalizers.
+	remaining []metav1.PartialObjectMetadata
+	// kept counts the instances left in place, by reason.
+	kept map[string]int
+	deleteResult
+}
+
+// deleteOperands plans and deletes one owned CRD's instances a page at a
+// time: an uninstall holds a few pages of them in memory whatever its size.
+// The next page is listed and planned while the deletes of the last one run,
+// on the same workers. PlanOperands decides each instance on its own, so a
+// page's plan is the plan of its instances.
+func (r *Reconciler) deleteOperands(ctx context.Context, s *CRDScope, targets NamespaceSet, deletionTime metav1.Time) (operandPass, error) {
+	pass := operandPass{kept: map[string]int{}}
+	gvk := s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind)
+	planned := make(chan []metav1.PartialObjectMetadata)
+	var listErr error
+	go func() {
+		defer close(planned)
+		listErr = r.forEachPage(ctx, s.GVR, gvk.Kind, func(page []metav1.PartialObjectMetadata) error {
+			plan := PlanOperands(OperandInput{Scope: *s, Targets: targets, DeletionTime: deletionTime, Items: page})
+			for reason, n := range plan.Kept {
+				pass.kept[reason] += n
+			}
+			pass.found += len(plan.Delete) + len(plan.Terminating)
+			pass.remaining = append(pass.remaining, plan.Terminating...)
+			pass.remaining = append(pass.remaining, withFinalizers(plan.Delete)...)
+			select {
+			case planned <- plan.Delete:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	res, err := r.deleteAll(ctx, s.GVR, gvk, planned)
+	for range planned { // the lister has stopped once the channel is closed
 	}
+	pass.deleteResult = res
+	return pass, errors.Join(listErr, err)
 }
 
 // deleteResult is what deleteAll did.
@@ -49,12 +105,12 @@ type deleteResult struct {
 	forbidden []metav1.PartialObjectMetadata
 }
 
-// deleteAll deletes exactly the given objects, each with its UID as a
-// precondition (an object re-created under the same name is spared), with
-// DeleteWorkers requests at a time within the client's rate limit. Objects
-// already gone or replaced are skipped; refusals are collected, not fatal.
-func (r *Reconciler) deleteAll(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, objs []metav1.PartialObjectMetadata) (deleteResult, error) {
-	workers := max(1, min(r.DeleteWorkers, len(objs)))
+// deleteAll deletes exactly the given objects, page after page, each with
+// its UID as a precondition (an object re-created under the same name is
+// spared), with DeleteWorkers requests at a time within the client's rate
+// limit. Objects already gone or replaced are skipped; refusals are
+// collected, not fatal.
+func (r *Reconciler) deleteAll(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, pages <-chan []metav1.PartialObjectMetadata) (deleteResult, error) {
 	jobs := make(chan *metav1.PartialObjectMetadata)
 	var (
 		mu   sync.Mutex
@@ -62,7 +118,7 @@ func (r *Reconciler) deleteAll(ctx context.Context, gvr schema.GroupVersionResou
 		errs []error
 		wg   sync.WaitGroup
 	)
-	for range workers {
+	for range max(1, r.DeleteWorkers) {
 		wg.Go(func() {
 			for obj := range jobs {
 				err := r.deleteOne(ctx, gvr, gvk, obj)
@@ -81,11 +137,13 @@ func (r *Reconciler) deleteAll(ctx context.Context, gvr schema.GroupVersionResou
 		})
 	}
 feed:
-	for i := range objs {
-		select {
-		case jobs <- &objs[i]:
-		case <-ctx.Done():
-			break feed // stopping (SIGTERM): the next run resumes from the cluster's state
+	for page := range pages {
+		for i := range page {
+			select {
+			case jobs <- &page[i]:
+			case <-ctx.Done():
+				break feed // stopping (SIGTERM): the next run resumes from the cluster's state
+			}
 		}
 	}
 	close(jobs)

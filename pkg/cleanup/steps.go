@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,8 +47,7 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 
 	type waiting struct {
 		scope *CRDScope
-		objs  []metav1.PartialObjectMetadata
-		plan  OperandPlan
+		pass  operandPass
 	}
 	var left []waiting
 	var blocking []cleanupv1alpha1.ObjectRef
@@ -59,29 +57,22 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 			u.rec.count(s.Kind, 0, 0, map[string]int{NoteCRDNotFound: 0})
 			continue
 		}
-		items, err := r.listInstances(ctx, s.GVR, s.CRD.Spec.Names.Kind)
+		pass, err := r.deleteOperands(ctx, s, targets, *u.csv.DeletionTimestamp)
 		if err != nil {
 			return false, err
 		}
-		plan := PlanOperands(OperandInput{Scope: *s, Targets: targets, DeletionTime: *u.csv.DeletionTimestamp, Items: items})
-		gvk := s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind)
-		res, err := r.deleteAll(ctx, s.GVR, gvk, plan.Delete)
-		if err != nil {
-			return false, err
-		}
-		if len(res.forbidden) > 0 {
-			f := res.forbidden[0]
+		if len(pass.forbidden) > 0 {
+			f := pass.forbidden[0]
 			return false, &Problem{Reason: BlockedForbidden, Object: fmt.Sprintf("%s %s/%s", s.Kind, f.Namespace, f.Name),
-				Message: fmt.Sprintf("the API server refused to delete %d %s objects (first %s/%s); grant csv-cleaner delete on %s", len(res.forbidden), s.Kind, f.Namespace, f.Name, s.GVR.GroupResource())}
+				Message: fmt.Sprintf("the API server refused to delete %d %s objects (first %s/%s); grant csv-cleaner delete on %s", len(pass.forbidden), s.Kind, f.Namespace, f.Name, s.GVR.GroupResource())}
 		}
-		if res.deleted > 0 {
-			r.event(u.csv, corev1.EventTypeNormal, "OperandsDeleted", "Delete", "Deleted %d %s objects", res.deleted, s.Kind)
+		if pass.deleted > 0 {
+			r.event(u.csv, corev1.EventTypeNormal, "OperandsDeleted", "Delete", "Deleted %d %s objects", pass.deleted, s.Kind)
 		}
-		remaining := slices.Concat(plan.Terminating, withFinalizers(plan.Delete))
-		u.rec.count(s.Kind, len(plan.Delete)+len(plan.Terminating), len(remaining), plan.Kept)
-		if len(remaining) > 0 {
-			left = append(left, waiting{scope: s, objs: remaining, plan: plan})
-			blocking = append(blocking, refs(s.Kind, remaining, "Finalizers")...)
+		u.rec.count(s.Kind, pass.found, len(pass.remaining), pass.kept)
+		if len(pass.remaining) > 0 {
+			left = append(left, waiting{scope: s, pass: pass})
+			blocking = append(blocking, refs(s.Kind, pass.remaining, "Finalizers")...)
 		}
 	}
 	u.rec.setBlocking(blocking)
@@ -107,7 +98,7 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 	case cleanupv1alpha1.TimeoutRemoveFinalizers:
 		for _, w := range left {
 			gvk := w.scope.GVR.GroupVersion().WithKind(w.scope.CRD.Spec.Names.Kind)
-			stripped, err := r.stripFinalizers(ctx, gvk, w.objs)
+			stripped, err := r.stripFinalizers(ctx, gvk, w.pass.remaining)
 			for i := range stripped {
 				obj := stripped[i].DeepCopy()
 				obj.SetGroupVersionKind(gvk)
@@ -121,9 +112,9 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 		return false, nil
 	case cleanupv1alpha1.TimeoutOrphan:
 		for _, w := range left {
-			kept := w.plan.Kept
-			kept[KeepTimedOut] += len(w.objs)
-			u.rec.count(w.scope.Kind, len(w.plan.Delete)+len(w.plan.Terminating), 0, kept)
+			kept := w.pass.kept
+			kept[KeepTimedOut] += len(w.pass.remaining)
+			u.rec.count(w.scope.Kind, w.pass.found, 0, kept)
 		}
 		u.rec.setBlocking(nil)
 		return true, nil
@@ -153,11 +144,14 @@ func (r *Reconciler) countKept(ctx context.Context, u *uninstall, reason string)
 		if s.CRD == nil {
 			continue
 		}
-		items, err := r.listInstances(ctx, s.GVR, s.CRD.Spec.Names.Kind)
-		if err != nil {
+		n := 0
+		if err := r.forEachPage(ctx, s.GVR, s.CRD.Spec.Names.Kind, func(page []metav1.PartialObjectMetadata) error {
+			n += len(page)
+			return nil
+		}); err != nil {
 			return err
 		}
-		u.rec.count(s.Kind, 0, 0, map[string]int{reason: len(items)})
+		u.rec.count(s.Kind, 0, 0, map[string]int{reason: n})
 	}
 	return nil
 }
