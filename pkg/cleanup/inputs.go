@@ -99,11 +99,10 @@ func (r *Reconciler) otherOwners(ctx context.Context, csv *operatorsv1alpha1.Clu
 		wanted[o.Name] = true
 	}
 	out := map[string][]OtherOwner{}
-	for next := ""; ; {
-		page := &operatorsv1alpha1.ClusterServiceVersionList{}
-		if err := r.APIReader.List(ctx, page, notCopied(), client.Limit(otherOwnersPage), client.Continue(next)); err != nil {
-			return nil, fmt.Errorf("listing CSVs: %w", err)
-		}
+	newList := func() *operatorsv1alpha1.ClusterServiceVersionList {
+		return &operatorsv1alpha1.ClusterServiceVersionList{}
+	}
+	err := listPages(ctx, r.APIReader, newList, otherOwnersPage, func(page *operatorsv1alpha1.ClusterServiceVersionList) error {
 		for i := range page.Items {
 			other := &page.Items[i]
 			if other.UID == csv.UID || !other.DeletionTimestamp.IsZero() || other.IsCopied() {
@@ -119,10 +118,12 @@ func (r *Reconciler) otherOwners(ctx context.Context, csv *operatorsv1alpha1.Clu
 				}
 			}
 		}
-		if next = page.Continue; next == "" {
-			return out, nil
-		}
+		return nil
+	}, notCopied())
+	if err != nil {
+		return nil, fmt.Errorf("listing CSVs: %w", err)
 	}
+	return out, nil
 }
 
 // otherOwnersPage is how many whole CSVs otherOwners reads at a time: a real

@@ -26,19 +26,16 @@ const listPageSize = 500
 // forEachPage lists every instance of a CRD, metadata only, live, and hands
 // each page to fn before it reads the next.
 func (r *Reconciler) forEachPage(ctx context.Context, gvr schema.GroupVersionResource, kind string, fn func([]metav1.PartialObjectMetadata) error) error {
-	for next := ""; ; {
+	newList := func() *metav1.PartialObjectMetadataList {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(gvr.GroupVersion().WithKind(kind + "List"))
-		if err := r.APIReader.List(ctx, list, client.Limit(listPageSize), client.Continue(next)); err != nil {
-			return fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
-		}
-		if err := fn(list.Items); err != nil {
-			return err
-		}
-		if next = list.Continue; next == "" {
-			return nil
-		}
+		return list
 	}
+	err := listPages(ctx, r.APIReader, newList, listPageSize, func(list *metav1.PartialObjectMetadataList) error { return fn(list.Items) })
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
+	}
+	return nil
 }
 
 // listInstances lists every instance of a CRD, metadata only, live.
