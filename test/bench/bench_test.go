@@ -38,7 +38,7 @@ func TestBench(t *testing.T) {
 		if err != nil {
 			t.Fatalf("throughput, %d operands: %v", n, err)
 		}
-		t.Logf("%d operands: uninstall %s, floor %s, ratio %.2f, peak in flight %.0f", n, tp.Uninstall, tp.Floor, tp.Ratio(), tp.PeakInflight)
+		t.Logf("%d operands: uninstall %s, floor %s, ratio %.2f, peak in flight %.0f, peak RSS %.1f MiB", n, tp.Uninstall, tp.Floor, tp.Ratio(), tp.PeakInflight, tp.PeakRSSMiB)
 		report.Throughput = append(report.Throughput, tp)
 	}
 

@@ -43,6 +43,7 @@ func (r Report) Figures() [][2]any {
 			[2]any{"uninstall_seconds_" + size(t.Operands), round(t.Uninstall.Seconds(), 2)},
 			[2]any{"floor_seconds_" + size(t.Operands), round(t.Floor.Seconds(), 2)},
 			[2]any{"peak_inflight_requests_" + size(t.Operands), t.PeakInflight},
+			[2]any{"uninstall_rss_mib_" + size(t.Operands), round(t.PeakRSSMiB, 1)},
 		)
 	}
 	out = append(out,

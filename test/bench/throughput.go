@@ -32,6 +32,9 @@ type Throughput struct {
 	Floor time.Duration
 	// PeakInflight is the most requests csv-cleaner had in flight at once.
 	PeakInflight float64
+	// PeakRSSMiB is the peak resident set size of the csv-cleaner that ran
+	// the uninstall, from its start to the CSV being gone.
+	PeakRSSMiB float64
 }
 
 // Ratio is the uninstall's time over the floor's.
@@ -100,6 +103,9 @@ func (e *Env) MeasureThroughput(ctx context.Context, n int) (Throughput, error) 
 		return res, err
 	}
 	res.PeakInflight = m.Sum("csv_cleaner_client_requests_in_flight_max", nil)
+	if res.PeakRSSMiB, err = cleaner.PeakRSSMiB(); err != nil {
+		return res, err
+	}
 	// csv-cleaner runs with its own ClusterRole: a refused request means the role lacks a rule.
 	if refused := m.Sum("rest_client_requests_total", map[string]string{"code": "403"}); refused > 0 {
 		return res, fmt.Errorf("kube-apiserver refused %.0f of csv-cleaner's requests: manifests/rbac/role.yaml lacks a permission (see its log)", refused)
