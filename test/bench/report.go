@@ -34,6 +34,9 @@ func size(n int) string {
 	return fmt.Sprint(n)
 }
 
+// cpuKey starts the keys of the CPU time per operand, in milliseconds.
+const cpuKey = "cpu_ms_per_operand_"
+
 // Figures are the report's keys and values, in a stable order.
 func (r Report) Figures() [][2]any {
 	var out [][2]any
@@ -44,6 +47,11 @@ func (r Report) Figures() [][2]any {
 			[2]any{"floor_seconds_" + size(t.Operands), round(t.Floor.Seconds(), 2)},
 			[2]any{"peak_inflight_requests_" + size(t.Operands), t.PeakInflight},
 			[2]any{"uninstall_rss_mib_" + size(t.Operands), round(t.PeakRSSMiB, 1)},
+			[2]any{cpuKey + "apiserver_floor_" + size(t.Operands), round(t.perOperand(t.FloorCPU.APIServer), 3)},
+			[2]any{cpuKey + "apiserver_uninstall_" + size(t.Operands), round(t.perOperand(t.UninstallCPU.APIServer), 3)},
+			[2]any{cpuKey + "etcd_floor_" + size(t.Operands), round(t.perOperand(t.FloorCPU.Etcd), 3)},
+			[2]any{cpuKey + "etcd_uninstall_" + size(t.Operands), round(t.perOperand(t.UninstallCPU.Etcd), 3)},
+			[2]any{cpuKey + "cleaner_uninstall_" + size(t.Operands), round(t.perOperand(t.UninstallCPU.Cleaner), 3)},
 		)
 	}
 	out = append(out,

@@ -35,10 +35,16 @@ type Throughput struct {
 	// PeakRSSMiB is the peak resident set size of the csv-cleaner that ran
 	// the uninstall, from its start to the CSV being gone.
 	PeakRSSMiB float64
+	// FloorCPU and UninstallCPU are the CPU time each process used during
+	// the floor and during the uninstall.
+	FloorCPU, UninstallCPU CPU
 }
 
 // Ratio is the uninstall's time over the floor's.
 func (t Throughput) Ratio() float64 { return t.Uninstall.Seconds() / t.Floor.Seconds() }
+
+// perOperand is CPU seconds as milliseconds per operand.
+func (t Throughput) perOperand(seconds float64) float64 { return seconds * 1000 / float64(t.Operands) }
 
 // MeasureThroughput creates two identical sets of n operands (3 CRDs over
 // 100 namespaces), one owned by a managed CSV and one by nobody, and times
@@ -79,11 +85,26 @@ func (e *Env) MeasureThroughput(ctx context.Context, n int) (Throughput, error) 
 		return res, err
 	}
 
+	meter, err := e.cpuMeter(cleaner)
+	if err != nil {
+		return res, err
+	}
+	before, err := meter.read()
+	if err != nil {
+		return res, err
+	}
 	if res.Floor, err = e.floor(ctx, floorCRDs, ns); err != nil {
 		return res, err
 	}
+	if res.FloorCPU, err = meter.read(); err != nil {
+		return res, err
+	}
+	res.FloorCPU = res.FloorCPU.sub(before)
 	gone, err := e.watchGone(ctx, in.Namespace, in.CSVName)
 	if err != nil {
+		return res, err
+	}
+	if before, err = meter.read(); err != nil {
 		return res, err
 	}
 	start := time.Now()
@@ -96,6 +117,10 @@ func (e *Env) MeasureThroughput(ctx context.Context, n int) (Throughput, error) 
 		return res, fmt.Errorf("waiting for CSV %s to go: %w", in.Key(), ctx.Err())
 	}
 	res.Uninstall = time.Since(start)
+	if res.UninstallCPU, err = meter.read(); err != nil {
+		return res, err
+	}
+	res.UninstallCPU = res.UninstallCPU.sub(before)
 	// Read once, after: scraping csv-cleaner while it works would load it
 	// and the machine (gzip and text encoding of every metric).
 	m, err := cleaner.Scrape(ctx)

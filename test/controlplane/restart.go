@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -58,27 +56,7 @@ func (cp *ControlPlane) apiServerProcess() (int, []string, error) {
 	if cp.apiServer != nil && !cp.apiServer.Exited() {
 		return cp.apiServer.Pid(), cp.apiServer.cmd.Args, nil
 	}
-	certDir := "--cert-dir=" + cp.Env.ControlPlane.APIServer.CertDir
-	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
-	if err != nil {
-		return 0, nil, fmt.Errorf("listing processes: %w", err)
-	}
-	for _, p := range procs {
-		raw, err := os.ReadFile(p)
-		if err != nil || !bytes.Contains(raw, []byte(certDir)) {
-			continue
-		}
-		args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
-		if filepath.Base(args[0]) != "kube-apiserver" {
-			continue
-		}
-		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		if err != nil {
-			continue
-		}
-		return pid, args, nil
-	}
-	return 0, nil, errors.New("kube-apiserver of this control plane is not running")
+	return findProcess("kube-apiserver", "--cert-dir="+cp.Env.ControlPlane.APIServer.CertDir)
 }
 
 // waitHealthy waits until kube-apiserver answers /readyz.
