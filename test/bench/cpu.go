@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -58,23 +59,33 @@ func cpuSeconds(pid int) (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("reading the CPU time of process %d: %w", pid, err)
 	}
-	// "pid (comm) state ..." : the fields after the command name start with
-	// the state (field 3); utime and stime are fields 14 and 15.
-	i := bytes.LastIndexByte(raw, ')')
+	ticks, err := cpuTicks(raw)
+	if err != nil {
+		return 0, fmt.Errorf("parsing /proc/%d/stat: %w", pid, err)
+	}
+	return float64(ticks) / userHZ, nil
+}
+
+// cpuTicks is utime plus stime from the text of /proc/<pid>/stat.
+func cpuTicks(stat []byte) (uint64, error) {
+	// "pid (comm) state ...": the command name may hold spaces and
+	// parentheses; the fields after it start with the state (field 3), and
+	// utime and stime are fields 14 and 15.
+	i := bytes.LastIndexByte(stat, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("parsing /proc/%d/stat: no command name", pid)
+		return 0, errors.New("no command name")
 	}
-	f := bytes.Fields(raw[i+1:])
+	f := bytes.Fields(stat[i+1:])
 	if len(f) < 13 {
-		return 0, fmt.Errorf("parsing /proc/%d/stat: %d fields", pid, len(f))
+		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
 	}
-	var ticks float64
+	var ticks uint64
 	for _, v := range f[11:13] {
 		n, err := strconv.ParseUint(string(v), 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("parsing /proc/%d/stat: %w", pid, err)
+			return 0, err
 		}
-		ticks += float64(n)
+		ticks += n
 	}
-	return ticks / userHZ, nil
+	return ticks, nil
 }
