@@ -3,7 +3,9 @@
 //
 //   - uninstall throughput against the API server's own floor, a bare
 //     client-go program doing DeleteCollection on an identical second set of
-//     operands, with the same client QPS and burst, in the same run;
+//     operands, with the same client QPS and burst, in the same run, with
+//     the CPU time kube-apiserver, etcd and csv-cleaner spend per operand
+//     and csv-cleaner's peak RSS during the uninstall;
 //   - resume: a CSV deleted while csv-cleaner was stopped;
 //   - peak RSS with many CSVs, most of them OLM's copies, and many
 //     unrelated custom resources;
