@@ -38,19 +38,28 @@ func (e *Env) cpuMeter(cleaner *Cleaner) (cpuMeter, error) {
 	return m, nil
 }
 
-func (m cpuMeter) read() (CPU, error) {
-	var c CPU
-	for _, p := range []struct {
-		pid int
-		to  *float64
-	}{{m.apiServer, &c.APIServer}, {m.etcd, &c.Etcd}, {m.cleaner, &c.Cleaner}} {
-		s, err := cpuSeconds(p.pid)
-		if err != nil {
-			return c, err
-		}
-		*p.to = s
+func (m cpuMeter) read() (c CPU, err error) {
+	if c.APIServer, err = cpuSeconds(m.apiServer); err != nil {
+		return c, err
 	}
-	return c, nil
+	if c.Etcd, err = cpuSeconds(m.etcd); err != nil {
+		return c, err
+	}
+	c.Cleaner, err = cpuSeconds(m.cleaner)
+	return c, err
+}
+
+// during is the CPU time each process used while fn ran.
+func (m cpuMeter) during(fn func() error) (CPU, error) {
+	before, err := m.read()
+	if err != nil {
+		return CPU{}, err
+	}
+	if err := fn(); err != nil {
+		return CPU{}, err
+	}
+	after, err := m.read()
+	return after.sub(before), err
 }
 
 // cpuSeconds is the user and system CPU time process pid has used.

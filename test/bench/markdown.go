@@ -66,23 +66,17 @@ func (r Report) Markdown() string {
 
 // growth compares the largest throughput ratio with the 10k one.
 func (r Report) growth() string {
-	var parts []string
-	for _, t := range r.Throughput {
-		parts = append(parts, fmt.Sprintf("%.2f at %s", t.Ratio(), size(t.Operands)))
-	}
-	var apiserver, floor []string
-	for _, t := range r.Throughput {
-		apiserver = append(apiserver, fmt.Sprintf("%.2f", t.perOperand(t.UninstallCPU.APIServer)))
-		floor = append(floor, fmt.Sprintf("%.2f", t.perOperand(t.FloorCPU.APIServer)))
-	}
+	ratios := joinEach(r.Throughput, func(t Throughput) string { return fmt.Sprintf("%.2f at %s", t.Ratio(), size(t.Operands)) })
+	apiserver := joinEach(r.Throughput, func(t Throughput) string { return fmt.Sprintf("%.2f", t.perOperand(t.UninstallCPU.APIServer)) })
+	floor := joinEach(r.Throughput, func(t Throughput) string { return fmt.Sprintf("%.2f", t.perOperand(t.FloorCPU.APIServer)) })
 	growth := ""
 	if n := len(r.Throughput); n >= 2 {
 		a, b := r.Throughput[n-2], r.Throughput[n-1]
 		growth = fmt.Sprintf(" From %s to %s it changes by %+.0f %% during the uninstall and by %+.0f %% during the floor.", size(a.Operands), size(b.Operands),
 			(b.perOperand(b.UninstallCPU.APIServer)/a.perOperand(a.UninstallCPU.APIServer)-1)*100, (b.perOperand(b.FloorCPU.APIServer)/a.perOperand(a.FloorCPU.APIServer)-1)*100)
 	}
-	return "The ratio by size: " + strings.Join(parts, ", ") + ". kube-apiserver's CPU per operand by size: " + strings.Join(apiserver, ", ") +
-		" ms during the uninstall, " + strings.Join(floor, ", ") + " ms during the floor (the smallest size carries fixed costs)." + growth + " A CPU profile of kube-apiserver 20 s into an uninstall of 30,000 operands put 29 % in `Store.Delete` (the same code the floor runs), 16 % in garbage collection, 8 % in decoding etcd's watch events for the watch cache, 3 % in csv-cleaner's LISTs and the rest in the handler chain around each request; which of these grows with the size, it does not tell."
+	return "The ratio by size: " + ratios + ". kube-apiserver's CPU per operand by size: " + apiserver +
+		" ms during the uninstall, " + floor + " ms during the floor (the smallest size carries fixed costs)." + growth + " A CPU profile of kube-apiserver 20 s into an uninstall of 30,000 operands put 29 % in `Store.Delete` (the same code the floor runs), 16 % in garbage collection, 8 % in decoding etcd's watch events for the watch cache, 3 % in csv-cleaner's LISTs and the rest in the handler chain around each request; which of these grows with the size, it does not tell."
 }
 
 // requestCost puts the CPU that kube-apiserver spends on csv-cleaner's
@@ -111,11 +105,7 @@ func (r Report) requestCost() string {
 
 // uninstallRSS lists the peak RSS of each size's uninstall.
 func (r Report) uninstallRSS() string {
-	var parts []string
-	for _, t := range r.Throughput {
-		parts = append(parts, fmt.Sprintf("%.1f MiB at %s", t.PeakRSSMiB, size(t.Operands)))
-	}
-	return strings.Join(parts, ", ")
+	return joinEach(r.Throughput, func(t Throughput) string { return fmt.Sprintf("%.1f MiB at %s", t.PeakRSSMiB, size(t.Operands)) })
 }
 
 // memoryGrowth says how much each peak is above the smallest fleet's.
@@ -124,11 +114,10 @@ func (r Report) memoryGrowth() string {
 		return ""
 	}
 	base := r.Memory[0]
-	var parts []string
-	for _, m := range r.Memory[1:] {
-		parts = append(parts, fmt.Sprintf("%+.0f %% at %d CSVs (%d managed)", (m.PeakRSSMiB/base.PeakRSSMiB-1)*100, m.CSVs, m.Managed))
-	}
-	return fmt.Sprintf("Against %d CSVs (%d managed), the peak is %s.", base.CSVs, base.Managed, strings.Join(parts, ", "))
+	parts := joinEach(r.Memory[1:], func(m Memory) string {
+		return fmt.Sprintf("%+.0f %% at %d CSVs (%d managed)", (m.PeakRSSMiB/base.PeakRSSMiB-1)*100, m.CSVs, m.Managed)
+	})
+	return fmt.Sprintf("Against %d CSVs (%d managed), the peak is %s.", base.CSVs, base.Managed, parts)
 }
 
 // memorySpread compares the peaks with their mean.
@@ -146,9 +135,14 @@ func (r Report) memorySpread() string {
 
 // heaps lists Go's heap in use per fleet.
 func (r Report) heaps() string {
-	var parts []string
-	for _, m := range r.Memory {
-		parts = append(parts, fmt.Sprintf("%.1f MiB at %d", m.HeapInuseMiB, m.CSVs))
+	return joinEach(r.Memory, func(m Memory) string { return fmt.Sprintf("%.1f MiB at %d", m.HeapInuseMiB, m.CSVs) })
+}
+
+// joinEach formats each item and joins them with commas.
+func joinEach[T any](items []T, format func(T) string) string {
+	parts := make([]string, len(items))
+	for i, it := range items {
+		parts[i] = format(it)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -89,38 +89,33 @@ func (e *Env) MeasureThroughput(ctx context.Context, n int) (Throughput, error) 
 	if err != nil {
 		return res, err
 	}
-	before, err := meter.read()
+	res.FloorCPU, err = meter.during(func() (err error) {
+		res.Floor, err = e.floor(ctx, floorCRDs, ns)
+		return err
+	})
 	if err != nil {
 		return res, err
 	}
-	if res.Floor, err = e.floor(ctx, floorCRDs, ns); err != nil {
-		return res, err
-	}
-	if res.FloorCPU, err = meter.read(); err != nil {
-		return res, err
-	}
-	res.FloorCPU = res.FloorCPU.sub(before)
 	gone, err := e.watchGone(ctx, in.Namespace, in.CSVName)
 	if err != nil {
 		return res, err
 	}
-	if before, err = meter.read(); err != nil {
+	res.UninstallCPU, err = meter.during(func() error {
+		start := time.Now()
+		if err := e.Client.Delete(ctx, in.CSV()); err != nil {
+			return fmt.Errorf("deleting CSV %s: %w", in.Key(), err)
+		}
+		select {
+		case <-gone:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for CSV %s to go: %w", in.Key(), ctx.Err())
+		}
+		res.Uninstall = time.Since(start)
+		return nil
+	})
+	if err != nil {
 		return res, err
 	}
-	start := time.Now()
-	if err := e.Client.Delete(ctx, in.CSV()); err != nil {
-		return res, fmt.Errorf("deleting CSV %s: %w", in.Key(), err)
-	}
-	select {
-	case <-gone:
-	case <-ctx.Done():
-		return res, fmt.Errorf("waiting for CSV %s to go: %w", in.Key(), ctx.Err())
-	}
-	res.Uninstall = time.Since(start)
-	if res.UninstallCPU, err = meter.read(); err != nil {
-		return res, err
-	}
-	res.UninstallCPU = res.UninstallCPU.sub(before)
 	// Read once, after: scraping csv-cleaner while it works would load it
 	// and the machine (gzip and text encoding of every metric).
 	m, err := cleaner.Scrape(ctx)
