@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -34,6 +37,8 @@ func main() {
 		switch os.Args[1] {
 		case "plan":
 			os.Exit(planCommand(os.Args[2:], os.Stdout, os.Stderr))
+		case "release":
+			os.Exit(releaseCommand(os.Args[2:], os.Stdout, os.Stderr))
 		case "version":
 			fmt.Println(version)
 			return
@@ -50,6 +55,7 @@ func main() {
 		lease                            leaseTimes
 		rbacHold                         bool
 		holdFinalizer                    string
+		releaseTimeout                   time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the health probes bind to.")
@@ -66,7 +72,8 @@ func main() {
 	flag.Float64Var(&qps, "kube-api-qps", cleanup.DefaultQPS, "Requests per second csv-cleaner's client may send to the API server.")
 	flag.IntVar(&burst, "kube-api-burst", cleanup.DefaultBurst, "Burst of requests csv-cleaner's client may send to the API server.")
 	flag.IntVar(&workers, "max-concurrent-reconciles", 4, "CSVs reconciled at once.")
-	flag.IntVar(&deleteWorkers, "delete-workers", cleanup.DefaultDeleteWorkers, "Delete requests in flight at once for one uninstall (within the client's rate limit).")
+	flag.IntVar(&deleteWorkers, "delete-workers", cleanup.DefaultDeleteWorkers, "Delete requests in flight at once for one uninstall (within the client's rate limit), and finalizer patches in flight when csv-cleaner releases everything.")
+	flag.DurationVar(&releaseTimeout, "release-timeout", cleanup.DefaultReleaseTimeout, "On SIGTERM while csv-cleaner is being uninstalled (its namespace terminating, or its CSV deleted with no CSV replacing it), how long it may take to remove every finalizer it placed; keep it below the pod's terminationGracePeriodSeconds.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -78,6 +85,7 @@ func main() {
 		finalizers: cleanup.Finalizers{Current: finalizer, Legacy: legacy},
 		rbacHold:   holdFinalizer, noRBACHold: !rbacHold,
 		qps: float32(qps), burst: burst, workers: workers, deleteWorkers: deleteWorkers, lease: lease,
+		releaseTimeout: releaseTimeout,
 	}); err != nil {
 		log.Error(err, "csv-cleaner stopped")
 		os.Exit(1)
@@ -94,6 +102,7 @@ type options struct {
 	lease                            leaseTimes
 	rbacHold                         string
 	noRBACHold                       bool
+	releaseTimeout                   time.Duration
 }
 
 type leaseTimes struct{ duration, renewDeadline, retryPeriod time.Duration }
@@ -125,13 +134,15 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	if err := cleanup.Setup(mgr, cleanup.SetupOptions{
+	setup := cleanup.SetupOptions{
 		Finalizers: o.finalizers, MaxConcurrentReconciles: o.workers, DeleteWorkers: o.deleteWorkers,
 		RBACHold: o.rbacHold, DisableRBACHold: o.noRBACHold,
 		// OLM sets OPERATOR_CONDITION_NAME, the CSV's name, in the pods of
 		// every operator it installs; the namespace comes from the Downward API.
-		Self: types.NamespacedName{Namespace: os.Getenv("POD_NAMESPACE"), Name: os.Getenv("OPERATOR_CONDITION_NAME")},
-	}); err != nil {
+		Self:      types.NamespacedName{Namespace: os.Getenv("POD_NAMESPACE"), Name: os.Getenv("OPERATOR_CONDITION_NAME")},
+		Namespace: os.Getenv("POD_NAMESPACE"),
+	}
+	if err := cleanup.Setup(mgr, setup); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -142,5 +153,19 @@ func run(o options) error {
 	}
 	log.Info("Starting csv-cleaner", "version", version, "finalizer", o.finalizers.Current, "legacyFinalizers", o.finalizers.Legacy,
 		"rbacHold", o.rbacHold, "leaderElection", o.leaderElect)
-	return mgr.Start(ctrl.SetupSignalHandler())
+	signalled := ctrl.SetupSignalHandler()
+	if err := mgr.Start(signalled); err != nil {
+		return err
+	}
+	// Stopped by SIGTERM: the rest of the grace period is for csv-cleaner's own uninstall, if it is one.
+	ctx, cancel := context.WithTimeout(context.Background(), o.releaseTimeout)
+	defer cancel()
+	live, err := client.New(cfg, client.Options{Scheme: cleanup.Scheme()})
+	if err != nil {
+		return fmt.Errorf("creating the client for the release on exit: %w", err)
+	}
+	if err := cleanup.ReleaseOnExit(logr.NewContext(ctx, ctrl.Log.WithName("exit")), live, setup); err != nil {
+		return fmt.Errorf("releasing csv-cleaner's finalizers on exit (run csv-cleaner release to finish): %w", err)
+	}
+	return nil
 }

@@ -56,17 +56,10 @@ func planCommand(args []string, stdout, stderr io.Writer) int {
 }
 
 func plan(kubeconfig string, key types.NamespacedName, output string, stdout io.Writer) error {
-	var cfg *rest.Config
-	var err error
-	if kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
-	} else {
-		cfg, err = ctrl.GetConfig()
-	}
+	cfg, err := loadConfig(kubeconfig, "csv-cleaner-plan/"+version)
 	if err != nil {
-		return fmt.Errorf("loading the kubeconfig: %w", err)
+		return err
 	}
-	cfg.UserAgent = "csv-cleaner-plan/" + version
 	c, err := client.New(cfg, client.Options{Scheme: cleanup.Scheme()})
 	if err != nil {
 		return fmt.Errorf("creating the client: %w", err)
@@ -81,6 +74,22 @@ func plan(kubeconfig string, key types.NamespacedName, output string, stdout io.
 		return d.WriteJSON(stdout)
 	}
 	return d.WriteTable(stdout)
+}
+
+// loadConfig loads the kubeconfig named, or else the default one.
+func loadConfig(kubeconfig, userAgent string) (*rest.Config, error) {
+	var cfg *rest.Config
+	var err error
+	if kubeconfig != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	} else {
+		cfg, err = ctrl.GetConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	cfg.UserAgent = userAgent
+	return cfg, nil
 }
 
 // parseInterspersed parses flags before and after the one positional

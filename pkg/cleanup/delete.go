@@ -58,10 +58,8 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 	defer progress.observe(csvKey(csv), rec.st)
 	now := time.Now()
 
-	if policy == nil {
-		return ctrl.Result{}, r.skip(ctx, csv, rec, Verdict{SkipReason: cleanupv1alpha1.ReasonUnmanaged,
-			Message: "no CleanupPolicy selects the CSV any more; nothing was deleted"}, now)
-	}
+	// An upgrade is an upgrade whether a policy selects the CSV or not (an
+	// earlier csv-cleaner's own CSV, which no policy needs to select, is one).
 	in, err := r.classifyInput(ctx, csv)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -69,6 +67,10 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 	verdict := Classify(in)
 	if verdict.SkipReason != "" {
 		return ctrl.Result{}, r.skip(ctx, csv, rec, verdict, now)
+	}
+	if policy == nil {
+		return ctrl.Result{}, r.skip(ctx, csv, rec, Verdict{SkipReason: cleanupv1alpha1.ReasonUnmanaged,
+			Message: "no CleanupPolicy selects the CSV any more; nothing was deleted"}, now)
 	}
 
 	u := &uninstall{csv: csv, settings: SettingsOf(policy), verdict: verdict, rec: rec, now: now}

@@ -2,6 +2,7 @@ package cleanup
 
 import (
 	"fmt"
+	"time"
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -39,6 +40,10 @@ const (
 	DefaultBurst = 2000
 	// DefaultDeleteWorkers is how many deletes one uninstall has in flight.
 	DefaultDeleteWorkers = 16
+	// DefaultReleaseTimeout bounds the release on SIGTERM during csv-cleaner's
+	// own uninstall (ReleaseOnExit): 10 s inside the grace period the
+	// manifests ship (terminationGracePeriodSeconds), sized in make bench.
+	DefaultReleaseTimeout = 50 * time.Second
 )
 
 // SetupOptions configure the controllers.
@@ -52,11 +57,13 @@ type SetupOptions struct {
 	DisableRBACHold bool
 	// Self is csv-cleaner's own CSV, if OLM installed it.
 	Self types.NamespacedName
+	// Namespace is csv-cleaner's own namespace (POD_NAMESPACE); its deletion
+	// is csv-cleaner's uninstall.
+	Namespace string
 }
 
-// Setup registers csv-cleaner's controllers with a manager built with
-// Scheme() and CacheOptions().
-func Setup(mgr ctrl.Manager, o SetupOptions) error {
+// withDefaults fills in the default finalizer names.
+func (o SetupOptions) withDefaults() SetupOptions {
 	if o.Finalizers.Current == "" {
 		o.Finalizers.Current = DefaultFinalizer
 	}
@@ -66,6 +73,13 @@ func Setup(mgr ctrl.Manager, o SetupOptions) error {
 	if o.DisableRBACHold {
 		o.RBACHold = ""
 	}
+	return o
+}
+
+// Setup registers csv-cleaner's controllers with a manager built with
+// Scheme() and CacheOptions().
+func Setup(mgr ctrl.Manager, o SetupOptions) error {
+	o = o.withDefaults()
 	meta, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return fmt.Errorf("creating the metadata client: %w", err)
@@ -79,6 +93,7 @@ func Setup(mgr ctrl.Manager, o SetupOptions) error {
 		DeleteWorkers: max(1, o.DeleteWorkers),
 		RBACHold:      o.RBACHold,
 		Self:          o.Self,
+		Namespace:     o.Namespace,
 	}
 	if err := r.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: max(1, o.MaxConcurrentReconciles)}); err != nil {
 		return fmt.Errorf("setting up the CSV controller: %w", err)

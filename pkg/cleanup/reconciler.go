@@ -3,6 +3,7 @@ package cleanup
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/go-logr/logr"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -40,9 +41,18 @@ type Reconciler struct {
 	// bindings in force until its operands are gone; "" turns the hold off.
 	RBACHold string
 	// Self is csv-cleaner's own CSV (OPERATOR_CONDITION_NAME in the pod's
-	// namespace); when it is deleted csv-cleaner removes every finalizer it
-	// placed before its own. Empty when csv-cleaner was not installed by OLM.
+	// namespace); when it is uninstalled csv-cleaner removes every finalizer
+	// it placed before its own. Empty when csv-cleaner was not installed by OLM.
 	Self types.NamespacedName
+	// Namespace is csv-cleaner's own namespace (POD_NAMESPACE): when it is
+	// terminating, csv-cleaner is being uninstalled. "" when not known.
+	Namespace string
+
+	// selfSeen remembers a replacement or an uninstall of its own CSV once
+	// seen (selfFate), with why.
+	selfMu   sync.Mutex
+	selfSeen SelfFate
+	selfWhy  string
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=clusterserviceversions,verbs=get;list;watch;patch
@@ -56,7 +66,8 @@ type Reconciler struct {
 // Reconcile is the skeleton: fetch, guards (a CSV that is gone, csv-cleaner's
 // own CSV, csv-cleaner being uninstalled), decide whether a policy manages
 // the CSV, run the uninstall of a deleting CSV, else keep the finalizer and
-// the RBAC hold right.
+// the RBAC hold right. An upgrade of csv-cleaner changes nothing here: until
+// the old version stops, it goes on as before.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	csv := csvMetadata()
 	if err := r.Client.Get(ctx, req.NamespacedName, csv); err != nil {
@@ -69,10 +80,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	log := logr.FromContextOrDiscard(ctx).WithValues("csv", klog.KObj(csv))
 	ctx = logr.NewContext(ctx, log)
 
-	if r.isSelf(csv) {
-		return r.reconcileSelf(ctx, csv)
+	fate, why, err := r.selfFate(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
-	if r.selfDeleting(ctx) {
+	if r.isSelf(csv) {
+		return r.reconcileSelf(ctx, csv, fate, why)
+	}
+	if fate == SelfUninstalled {
 		return ctrl.Result{}, r.release(ctx, csv)
 	}
 	policy, err := r.policyFor(ctx, csv)

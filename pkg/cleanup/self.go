@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
@@ -20,26 +22,108 @@ func (r *Reconciler) isSelf(csv metav1.Object) bool {
 	return r.Self.Name != "" && csvKey(csv) == r.Self
 }
 
-// selfDeleting reports whether csv-cleaner's own CSV is being deleted or
-// gone: from then on csv-cleaner places no finalizer and takes off those it
-// placed, until OLM's garbage collection stops its pods.
-func (r *Reconciler) selfDeleting(ctx context.Context) bool {
+// selfFate says what is happening to csv-cleaner's own install (DecideSelf).
+// While it is installed that takes two reads of the cache (its namespace and
+// its CSV's metadata); only once its CSV is deleted or gone does it read the
+// CSVs and Subscriptions of its namespace live, and a replacement or an
+// uninstall, once seen, is remembered (neither is ever undone, but a
+// terminating namespace turns a replacement into an uninstall).
+func (r *Reconciler) selfFate(ctx context.Context) (SelfFate, string, error) {
+	ns := r.namespace()
+	if ns == "" {
+		return SelfInstalled, "", nil
+	}
+	namespace := &corev1.Namespace{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: ns}, namespace); err != nil && !apierrors.IsNotFound(err) {
+		return SelfInstalled, "", fmt.Errorf("getting csv-cleaner's namespace %s: %w", ns, err)
+	}
+	if !namespace.DeletionTimestamp.IsZero() {
+		fate, why := DecideSelf(SelfInput{Self: r.Self, NamespaceTerminating: true})
+		return fate, why, nil
+	}
 	if r.Self.Name == "" {
-		return false
+		return SelfInstalled, "", nil
 	}
 	self := csvMetadata()
-	if err := r.Client.Get(ctx, r.Self, self); err != nil {
-		return apierrors.IsNotFound(err)
+	err := r.Client.Get(ctx, r.Self, self)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return SelfInstalled, "", fmt.Errorf("getting csv-cleaner's own CSV %s: %w", r.Self, err)
 	}
-	return !self.DeletionTimestamp.IsZero()
+	if err == nil && self.DeletionTimestamp.IsZero() {
+		return SelfInstalled, "", nil
+	}
+	r.selfMu.Lock()
+	defer r.selfMu.Unlock()
+	if r.selfSeen != SelfInstalled {
+		return r.selfSeen, r.selfWhy, nil
+	}
+	in, err := readSelfInput(ctx, r.APIReader, r.Self, ns)
+	if err != nil {
+		return SelfInstalled, "", err
+	}
+	fate, why := DecideSelf(in)
+	if fate != SelfInstalled {
+		logr.FromContextOrDiscard(ctx).Info("csv-cleaner's own CSV is being deleted", "self", r.Self, "fate", fate.String(), "why", why)
+		r.selfSeen, r.selfWhy = fate, why
+	}
+	return fate, why, nil
+}
+
+// namespace is csv-cleaner's own namespace, "" when not known.
+func (r *Reconciler) namespace() string {
+	if r.Namespace != "" {
+		return r.Namespace
+	}
+	return r.Self.Namespace
+}
+
+// readSelfInput reads with reader what DecideSelf needs.
+func readSelfInput(ctx context.Context, reader client.Reader, self types.NamespacedName, namespace string) (SelfInput, error) {
+	in := SelfInput{Self: self}
+	if namespace == "" {
+		return in, nil
+	}
+	ns := &corev1.Namespace{}
+	switch err := reader.Get(ctx, client.ObjectKey{Name: namespace}, ns); {
+	case apierrors.IsNotFound(err):
+		in.NamespaceTerminating = true
+	case err != nil:
+		return in, fmt.Errorf("getting csv-cleaner's namespace %s: %w", namespace, err)
+	default:
+		in.NamespaceTerminating = !ns.DeletionTimestamp.IsZero()
+	}
+	if self.Name == "" || in.NamespaceTerminating {
+		return in, nil
+	}
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	switch err := reader.Get(ctx, self, csv); {
+	case err == nil:
+		in.CSV = csv
+	case !apierrors.IsNotFound(err):
+		return in, fmt.Errorf("getting csv-cleaner's own CSV %s: %w", self, err)
+	}
+	siblings := &operatorsv1alpha1.ClusterServiceVersionList{}
+	if err := reader.List(ctx, siblings, client.InNamespace(self.Namespace)); err != nil {
+		return in, fmt.Errorf("listing CSVs in %s: %w", self.Namespace, err)
+	}
+	in.Siblings = siblings.Items
+	subs := &operatorsv1alpha1.SubscriptionList{}
+	if err := reader.List(ctx, subs, client.InNamespace(self.Namespace)); err != nil && !apierrors.IsNotFound(err) {
+		return in, fmt.Errorf("listing Subscriptions in %s: %w", self.Namespace, err)
+	}
+	in.Subscriptions = subs.Items
+	return in, nil
 }
 
 // reconcileSelf keeps csv-cleaner's finalizer on its own CSV, whatever the
-// policies say, so that it runs when csv-cleaner is uninstalled: then it
-// takes every finalizer it placed off every CSV and every ClusterRole and
-// binding, and only when none is left releases its own CSV. Uninstalling
-// csv-cleaner therefore never leaves an object stuck on its finalizers;
-// uninstalls still under way are abandoned, as the README explains.
+// policies say, so that it runs when csv-cleaner is uninstalled, and acts on
+// what DecideSelf says of its deletion:
+//   - replaced (an upgrade, a reinstall): it releases its own CSV and the hold
+//     on its own version's RBAC, and leaves every other finalizer to the
+//     version that takes over;
+//   - uninstalled: it takes every finalizer it placed off every CSV and every
+//     ClusterRole and binding, and only when a pass finds none left releases
+//     its own CSV. Uninstalls still under way are abandoned, with an Event.
 //
 // OLM deletes csv-cleaner's own ClusterRoles and bindings the moment its CSV
 // is deleted, and csv-cleaner needs them to finish: so it holds them like
@@ -47,41 +131,53 @@ func (r *Reconciler) selfDeleting(ctx context.Context) bool {
 // ClusterRoles (rbac.EnsureSelfBindings) that OLM does not delete. Its own
 // ClusterRoles are released last, and the garbage collector then removes
 // that binding.
-func (r *Reconciler) reconcileSelf(ctx context.Context, self *metav1.PartialObjectMetadata) (ctrl.Result, error) {
+func (r *Reconciler) reconcileSelf(ctx context.Context, self *metav1.PartialObjectMetadata, fate SelfFate, why string) (ctrl.Result, error) {
 	log := logr.FromContextOrDiscard(ctx)
-	if self.DeletionTimestamp.IsZero() {
-		if err := r.patchFinalizers(ctx, self, r.Finalizers.Ensure); err != nil {
-			return ctrl.Result{}, err
+	switch fate {
+	case SelfReplaced:
+		if r.Finalizers.HeldBy(self.Finalizers) {
+			log.Info("Releasing csv-cleaner's own CSV and its own RBAC only: the version that takes over keeps every other finalizer", "why", why)
+			r.event(self, corev1.EventTypeNormal, "HandedOver", "Upgrade",
+				"csv-cleaner releases its own CSV and the hold on its own RBAC, and leaves every other finalizer to the version that takes over: %s", why)
+			if err := r.patchFinalizers(ctx, self, r.Finalizers.Remove); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
-		if err := r.holdRBAC(ctx, self); err != nil {
-			return ctrl.Result{}, err
-		}
-		n, err := rbac.EnsureSelfBindings(ctx, r.APIReader, r.Client, csvKey(self))
-		if n > 0 {
-			log.Info("Bound csv-cleaner's ServiceAccount to its own ClusterRoles a second time, for its own uninstall", "created", n)
-		}
+		return ctrl.Result{}, r.releaseOwnRBAC(ctx)
+	case SelfUninstalled:
+		return r.reconcileSelfUninstall(ctx, self, why)
+	}
+	if err := r.patchFinalizers(ctx, self, r.Finalizers.Ensure); err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.holdRBAC(ctx, self); err != nil {
+		return ctrl.Result{}, err
+	}
+	n, err := rbac.EnsureSelfBindings(ctx, r.APIReader, r.Client, csvKey(self))
+	if n > 0 {
+		log.Info("Bound csv-cleaner's ServiceAccount to its own ClusterRoles a second time, for its own uninstall", "created", n)
+	}
+	return ctrl.Result{}, err
+}
+
+// reconcileSelfUninstall releases everything, then its own CSV and RBAC.
+func (r *Reconciler) reconcileSelfUninstall(ctx context.Context, self *metav1.PartialObjectMetadata, why string) (ctrl.Result, error) {
+	log := logr.FromContextOrDiscard(ctx)
 	if !r.Finalizers.HeldBy(self.Finalizers) {
 		// Released already; what is left is the hold on its own RBAC.
-		err := r.releaseOwnRBAC(ctx, csvKey(self))
-		if apierrors.IsForbidden(err) {
-			log.Info("csv-cleaner's own rights are gone: its uninstall is over, OLM removes it next")
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, err
+		return ctrl.Result{}, r.releaseOwnRBAC(ctx)
 	}
-	log.Info("Removing every finalizer csv-cleaner placed: its own CSV is being deleted")
-	if err := r.releaseEverything(ctx, csvKey(self)); err != nil {
-		return ctrl.Result{}, err
+	log.Info("Removing every finalizer csv-cleaner placed: csv-cleaner is being uninstalled", "why", why)
+	released, err := r.releaser().ReleaseOthers(ctx)
+	if len(released) > 0 {
+		log.Info("Removed csv-cleaner's finalizers", "objects", len(released))
 	}
-	left, err := r.countHeld(ctx, csvKey(self))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if left > 0 {
-		// A reconcile that started before the deletion may still add one.
-		log.Info("Waiting before releasing csv-cleaner's own CSV", "objectsStillHeld", left)
+	if len(released) > 0 {
+		// A reconcile that started before the deletion may still add one:
+		// its own CSV goes only after a pass that finds nothing left.
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	r.event(self, corev1.EventTypeNormal, "FinalizersReleased", "Uninstall",
@@ -91,58 +187,25 @@ func (r *Reconciler) reconcileSelf(ctx context.Context, self *metav1.PartialObje
 	}
 	// Last, its own ClusterRoles and bindings: without them csv-cleaner can
 	// do nothing more, and OLM then lets the CSV go.
-	return ctrl.Result{}, r.releaseOwnRBAC(ctx, csvKey(self))
+	return ctrl.Result{}, r.releaseOwnRBAC(ctx)
 }
 
 // releaseOwnRBAC releases the hold on csv-cleaner's own ClusterRoles and
-// bindings, in the order that keeps its rights until the last one.
-func (r *Reconciler) releaseOwnRBAC(ctx context.Context, self types.NamespacedName) error {
-	logr.FromContextOrDiscard(ctx).Info("Releasing csv-cleaner's own cluster RBAC, last")
-	_, err := r.holder(r.APIReader).ReleaseSelf(ctx, self)
-	return holdError(err)
-}
-
-// releaseEverything takes csv-cleaner's finalizers off every other CSV and
-// its hold off every ClusterRole and binding but its own (self's), read live.
-// Copies are listed too: a finalizer placed before the copy was labelled is released.
-func (r *Reconciler) releaseEverything(ctx context.Context, self types.NamespacedName) error {
-	csvs := csvMetadataList()
-	if err := r.APIReader.List(ctx, csvs); err != nil {
-		return fmt.Errorf("listing CSVs: %w", err)
-	}
-	for i := range csvs.Items {
-		csv := &csvs.Items[i]
-		if r.isSelf(csv) || !r.Finalizers.HeldBy(csv.Finalizers) {
-			continue
-		}
-		csv.TypeMeta = csvMetadata().TypeMeta // a list's items name no kind, a patch needs it
-		if err := r.patchFinalizers(ctx, csv, r.Finalizers.Remove); err != nil {
-			return err
-		}
-	}
-	n, err := r.holder(r.APIReader).Release(ctx, rbac.AnyCSVOwner(), self)
-	if n > 0 {
-		logr.FromContextOrDiscard(ctx).Info("Released the hold on cluster RBAC", "changed", n)
+// bindings, in the order that keeps its rights until the last one. A
+// refusal means they are gone already: nothing is left to do.
+func (r *Reconciler) releaseOwnRBAC(ctx context.Context) error {
+	log := logr.FromContextOrDiscard(ctx)
+	log.Info("Releasing csv-cleaner's own cluster RBAC, last")
+	_, err := r.holder(r.APIReader).ReleaseSelf(ctx, r.Self)
+	if apierrors.IsForbidden(err) {
+		log.Info("csv-cleaner's own rights are gone: OLM removes what is left of this version")
+		return nil
 	}
 	return holdError(err)
 }
 
-// countHeld counts the objects, but self's, that still carry one of csv-cleaner's finalizers.
-func (r *Reconciler) countHeld(ctx context.Context, self types.NamespacedName) (int, error) {
-	csvs := csvMetadataList()
-	if err := r.APIReader.List(ctx, csvs); err != nil {
-		return 0, fmt.Errorf("listing CSVs: %w", err)
-	}
-	n := 0
-	for i := range csvs.Items {
-		if !r.isSelf(&csvs.Items[i]) && r.Finalizers.HeldBy(csvs.Items[i].Finalizers) {
-			n++
-		}
-	}
-	rbacHeld, err := r.holder(r.APIReader).Count(ctx, rbac.AnyCSVOwner(), self)
-	n += rbacHeld
-	if err != nil {
-		return n, err
-	}
-	return n, nil
+// releaser removes what this csv-cleaner placed (see Releaser).
+func (r *Reconciler) releaser() Releaser {
+	return Releaser{Live: r.APIReader, Writer: r.Client, Finalizers: r.Finalizers, Hold: r.holdName(),
+		Self: r.Self, Workers: r.DeleteWorkers, Reporter: reporter()}
 }

@@ -106,8 +106,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		For(csvMetadata(), builder.WithPredicates(csvChanged)).
 		Watches(&cleanupv1alpha1.CleanupPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allCSVs),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionChanged))).
+		// A namespace's labels select policies; a terminating namespace stops
+		// reinstalls, and csv-cleaner's own one means its uninstall.
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.csvsInNamespace),
-			builder.WithPredicates(predicate.LabelChangedPredicate{})).
+			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, deletionChanged))).
 		// An upgrade can add ClusterRoles to hold; a hold left on RBAC whose CSV is gone is released.
 		WatchesMetadata(heldMetadata(rbac.ClusterRole), handler.EnqueueRequestsFromMapFunc(ownerCSV)).
 		WatchesMetadata(heldMetadata(rbac.ClusterRoleBinding), handler.EnqueueRequestsFromMapFunc(ownerCSV)).

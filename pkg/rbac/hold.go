@@ -11,8 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	finalizerpkg "github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
 )
 
 // HoldFinalizer is the default finalizer that keeps an operator's ClusterRoles and bindings in force
@@ -78,24 +79,13 @@ func (h Holder) Release(ctx context.Context, sel labels.Selector, keep ...types.
 		if !slices.Contains(obj.Finalizers, finalizer) || ownedByAny(obj.Labels, keep) {
 			return nil
 		}
-		return without(obj.Finalizers, finalizer)
+		return finalizerpkg.Without(obj.Finalizers, finalizerpkg.Is(finalizer))
 	})
 }
 
 func ownedByAny(objLabels map[string]string, csvs []types.NamespacedName) bool {
 	owner, ok := OwnerOf(objLabels)
 	return ok && slices.Contains(csvs, owner)
-}
-
-// without is a copy of list without f; never nil, so that an empty list is a change.
-func without(list []string, f string) []string {
-	out := make([]string, 0, len(list))
-	for _, x := range list {
-		if x != f {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // edit applies change to the finalizers of each held kind's objects that
@@ -124,7 +114,7 @@ func (h Holder) editKind(ctx context.Context, gvk schema.GroupVersionKind, sel l
 	changed := 0
 	for i := range items {
 		obj := &items[i]
-		done, err := patchFinalizers(ctx, h.Live, h.Writer, obj, change)
+		done, err := finalizerpkg.Patch(ctx, h.Live, h.Writer, obj, change)
 		if apierrors.IsForbidden(err) {
 			return changed, &ForbiddenError{Op: "changing the finalizers of", GVK: gvk, Name: obj.Name, Err: err}
 		}
@@ -166,41 +156,4 @@ func (h Holder) list(ctx context.Context, gvk schema.GroupVersionKind, sel label
 		list.Items[i].SetGroupVersionKind(gvk)
 	}
 	return list.Items, nil
-}
-
-// patchFinalizers changes one object's finalizers, first from the listed
-// copy, then, after a conflict, from a live read. A refusal of the patch
-// from the listed copy is retried live too: the API server runs RBAC's
-// escalation check before it compares resourceVersions, and exempts only a
-// change of finalizers and ownerReferences, so a patch guarded by a stale
-// resourceVersion comes back Forbidden, not Conflict, when the caller lacks
-// the object's permissions (as csv-cleaner lacks an operator's).
-func patchFinalizers(ctx context.Context, reader client.Reader, writer client.Writer, obj *metav1.PartialObjectMetadata, change func(*metav1.PartialObjectMetadata) []string) (bool, error) {
-	gvk := obj.GroupVersionKind()
-	attempts, changed := 0, false
-	retriable := func(err error) bool { return apierrors.IsConflict(err) || attempts == 1 && apierrors.IsForbidden(err) }
-	err := retry.OnError(retry.DefaultRetry, retriable, func() error {
-		attempts++
-		if attempts > 1 {
-			if err := reader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-				return err
-			}
-			obj.SetGroupVersionKind(gvk)
-		}
-		list := change(obj)
-		if list == nil {
-			return nil
-		}
-		base := obj.DeepCopy()
-		obj.Finalizers = list
-		if err := writer.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-			return err
-		}
-		changed = true
-		return nil
-	})
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	return changed, err
 }

@@ -1,7 +1,6 @@
 package rbac
 
 import (
-	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -73,19 +72,5 @@ func TestOwnerOf(t *testing.T) {
 				t.Errorf("OwnerOf(%v) = %v, %v; want %v, %v", tc.labels, got, ok, tc.want, tc.ok)
 			}
 		})
-	}
-}
-
-func TestWithout(t *testing.T) {
-	for _, tc := range []struct {
-		in, want []string
-	}{
-		{[]string{"a", HoldFinalizer, "b"}, []string{"a", "b"}},
-		{[]string{HoldFinalizer}, []string{}},
-		{[]string{"a"}, []string{"a"}},
-	} {
-		if got := without(tc.in, HoldFinalizer); !slices.Equal(got, tc.want) || got == nil {
-			t.Errorf("without(%v) = %#v, want %#v (never nil)", tc.in, got, tc.want)
-		}
 	}
 }

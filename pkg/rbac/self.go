@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	finalizerpkg "github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
 )
 
 // SelfBindingLabel marks the ClusterRoleBindings EnsureSelfBindings creates.
@@ -87,7 +89,7 @@ func (h Holder) ReleaseSelf(ctx context.Context, self types.NamespacedName) (int
 		if !slices.Contains(obj.Finalizers, finalizer) {
 			return nil
 		}
-		return without(obj.Finalizers, finalizer)
+		return finalizerpkg.Without(obj.Finalizers, finalizerpkg.Is(finalizer))
 	}
 	changed, err := h.editKind(ctx, ClusterRoleBinding, sel, remove)
 	if err != nil {
@@ -103,7 +105,7 @@ func (h Holder) ReleaseSelf(ctx context.Context, self types.NamespacedName) (int
 	for i := range roles.Items {
 		obj := &metav1.PartialObjectMetadata{ObjectMeta: roles.Items[i].ObjectMeta}
 		obj.SetGroupVersionKind(ClusterRole)
-		done, err := patchFinalizers(ctx, h.Live, h.Writer, obj, remove)
+		done, err := finalizerpkg.Patch(ctx, h.Live, h.Writer, obj, remove)
 		if err != nil {
 			return changed, fmt.Errorf("changing the finalizers of ClusterRole %s: %w", obj.Name, err)
 		}

@@ -104,6 +104,11 @@ type Cleaner struct {
 // StartCleaner starts csv-cleaner with its defaults (no leader election:
 // one replica) plus args, and returns once it is ready.
 func (e *Env) StartCleaner(ctx context.Context, name string, args ...string) (*Cleaner, error) {
+	return e.startCleaner(ctx, name, nil, args...)
+}
+
+// startCleaner is StartCleaner with env added to the process's environment.
+func (e *Env) startCleaner(ctx context.Context, name string, env []string, args ...string) (*Cleaner, error) {
 	ports := make([]string, 2)
 	for i := range ports {
 		p, err := controlplane.FreePort()
@@ -119,7 +124,7 @@ func (e *Env) StartCleaner(ctx context.Context, name string, args ...string) (*C
 	args = append(args, strings.Fields(os.Getenv("BENCH_CLEANER_ARGS"))...)
 	c.Process, err = controlplane.StartProcess(name, e.Bin, append([]string{
 		"--kubeconfig=" + e.CleanerID.Kubeconfig, "--metrics-bind-address=" + ports[0], "--health-probe-bind-address=" + ports[1],
-	}, args...), nil, e.LogDir)
+	}, args...), env, e.LogDir)
 	if err != nil {
 		return nil, err
 	}

@@ -20,8 +20,9 @@ type Report struct {
 	QPS        [2]float64
 	Throughput []Throughput
 	Resume     Resume
-	Memory     []Memory
-	Idle       Idle
+	Memory      []Memory
+	Idle        Idle
+	SelfRelease SelfRelease
 }
 
 func defaultQPS() [2]float64 { return [2]float64{cleanup.DefaultQPS, cleanup.DefaultBurst} }
@@ -58,6 +59,13 @@ func (r Report) Figures() [][2]any {
 		[2]any{"resume_first_delete_seconds", round(r.Resume.FirstDelete.Seconds(), 2)},
 		[2]any{"resume_complete_seconds", round(r.Resume.Complete.Seconds(), 2)},
 	)
+	if s := r.SelfRelease; s.CSVs > 0 {
+		out = append(out,
+			[2]any{"self_release_seconds_" + fmt.Sprint(s.CSVs), round(s.Exit.Seconds(), 2)},
+			[2]any{"self_release_objects_per_second", round(s.PerSecond(), 0)},
+			[2]any{"self_release_csvs_within_timeout", s.CSVsWithin(cleanup.DefaultReleaseTimeout)},
+		)
+	}
 	for _, m := range r.Memory {
 		out = append(out, [2]any{"rss_mib_" + fmt.Sprint(m.CSVs), round(m.PeakRSSMiB, 1)},
 			[2]any{"heap_inuse_mib_" + fmt.Sprint(m.CSVs), round(m.HeapInuseMiB, 1)})

@@ -22,15 +22,17 @@ type Scale struct {
 	// IdleManaged CSVs are managed during IdleWindow.
 	IdleManaged int
 	IdleWindow  time.Duration
+	// SelfRelease is how many managed CSVs csv-cleaner releases on its own uninstall.
+	SelfRelease int
 }
 
 // Full is `make bench`: the sizes the figures are quoted for.
 var Full = Scale{Name: "full", Operands: []int{1000, 10000, 30000}, ResumeOperands: 1000,
-	Fleets: []int{500, 2000, 10000}, Unrelated: 100000, IdleManaged: 2000, IdleWindow: 5 * time.Minute}
+	Fleets: []int{500, 2000, 10000}, Unrelated: 100000, IdleManaged: 2000, IdleWindow: 5 * time.Minute, SelfRelease: 1000}
 
 // Small runs in `make test`, so that the harness cannot rot.
 var Small = Scale{Name: "small", Operands: []int{1000}, ResumeOperands: 1000,
-	Fleets: []int{500}, Unrelated: 5000, IdleManaged: 100, IdleWindow: 20 * time.Second}
+	Fleets: []int{500}, Unrelated: 5000, IdleManaged: 100, IdleWindow: 20 * time.Second, SelfRelease: 100}
 
 // ScaleFromEnv is Full when BENCH_SCALE=full, else Small. BENCH_OPERANDS
 // (comma-separated) overrides the throughput sizes, to explore one.

@@ -1,0 +1,60 @@
+package cleanup
+
+import (
+	"context"
+
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+)
+
+// ReleaseOnExit runs after a signal stopped csv-cleaner's manager: on
+// SIGTERM the kubelet gives a pod its termination grace period, and when
+// csv-cleaner is stopping because it is being uninstalled (DecideSelf: its
+// namespace is terminating, or its CSV is deleted with no CSV replacing it)
+// it uses that time to remove every finalizer it placed, its own CSV's
+// last. That is the only chance when its namespace is deleted: the
+// namespace controller deletes its pods in the same pass as its CSV, so the
+// SIGTERM comes before or with its own CSV's deletion. A restart, a rollout,
+// a scale-down or a Deployment that OLM re-creates is none of that and
+// releases nothing; a replaced version releases only its own CSV and RBAC.
+// c must read live: the manager's cache is stopped. ctx bounds the work
+// (the grace period, less a margin).
+func ReleaseOnExit(ctx context.Context, c client.Client, o SetupOptions) error {
+	o = o.withDefaults()
+	log := logr.FromContextOrDiscard(ctx)
+	ns := o.Namespace
+	if ns == "" {
+		ns = o.Self.Namespace
+	}
+	in, err := readSelfInput(ctx, c, o.Self, ns)
+	if err != nil {
+		return err
+	}
+	fate, why := DecideSelf(in)
+	hold := o.RBACHold
+	if hold == "" {
+		hold = rbac.HoldFinalizer
+	}
+	rl := Releaser{Live: c, Writer: c, Finalizers: o.Finalizers, Hold: hold, Self: o.Self,
+		Workers: max(1, o.DeleteWorkers), Reporter: reporter()}
+	switch fate {
+	case SelfInstalled:
+		log.Info("Stopping; csv-cleaner is not being uninstalled, so every finalizer stays for the next csv-cleaner to run")
+		return nil
+	case SelfReplaced:
+		log.Info("Stopping; another version takes over, so csv-cleaner releases only its own CSV and RBAC", "why", why)
+		_, err := rl.ReleaseSelf(ctx)
+		return err
+	}
+	log.Info("Removing every finalizer csv-cleaner placed before it stops: it is being uninstalled", "why", why)
+	released, err := rl.ReleaseOthers(ctx)
+	log.Info("Removed csv-cleaner's finalizers", "objects", len(released))
+	if err != nil {
+		return err
+	}
+	n, err := rl.ReleaseSelf(ctx)
+	log.Info("Released csv-cleaner's own CSV and RBAC, last", "objects", n)
+	return err
+}

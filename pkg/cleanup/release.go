@@ -1,0 +1,242 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+)
+
+// Released is one object whose csv-cleaner finalizers were removed.
+type Released struct {
+	Kind       string   `json:"kind"`
+	Namespace  string   `json:"namespace,omitempty"`
+	Name       string   `json:"name"`
+	Finalizers []string `json:"finalizers"`
+	// Abandoned: a CSV whose uninstall was under way; what it had not deleted stays.
+	Abandoned bool `json:"abandoned,omitempty"`
+}
+
+func (r Released) String() string {
+	key := r.Name
+	if r.Namespace != "" {
+		key = r.Namespace + "/" + r.Name
+	}
+	return fmt.Sprintf("%s %s: removed %v", r.Kind, key, r.Finalizers)
+}
+
+// Releaser removes every finalizer csv-cleaner placed: its finalizer (and
+// legacy names) from CSVs and the RBAC hold from ClusterRoles and bindings,
+// found live. It is what csv-cleaner's own uninstall does, in its reconcile,
+// on SIGTERM when its namespace is going, and in `csv-cleaner release`.
+type Releaser struct {
+	// Live lists and re-reads the objects; Writer patches them and writes Events.
+	Live   client.Reader
+	Writer client.Writer
+	// Finalizers are the CSV finalizer names to remove.
+	Finalizers Finalizers
+	// Hold is the RBAC hold finalizer to remove.
+	Hold string
+	// Self is csv-cleaner's own CSV (empty name outside OLM): ReleaseOthers
+	// leaves it and its RBAC to ReleaseSelf, which releases them last.
+	Self types.NamespacedName
+	// Workers is how many patches are in flight at once.
+	Workers int
+	// Reporter names csv-cleaner in the Events about abandoned uninstalls.
+	Reporter string
+}
+
+// releasePage is how many objects a LIST of the release reads at a time.
+const releasePage = 500
+
+var csvKind = csvMetadata().GroupVersionKind()
+
+// ReleaseOthers removes csv-cleaner's finalizers from every CSV but its own
+// and the hold from every ClusterRole and binding but its own version's. It
+// works in a random order, so that replicas releasing at the same time
+// (every replica gets SIGTERM when the namespace goes) share the work
+// rather than trail each other. A deleting CSV's uninstall is abandoned:
+// a Warning Event says so. It goes on past a refused patch and returns
+// every error at the end with what it released.
+func (rl Releaser) ReleaseOthers(ctx context.Context) ([]Released, error) {
+	var todo []metav1.PartialObjectMetadata
+	err := listPages(ctx, rl.Live, csvMetadataList, releasePage, func(l *metav1.PartialObjectMetadataList) error {
+		for _, csv := range l.Items {
+			if rl.Finalizers.HeldBy(csv.Finalizers) && csvKey(&csv) != rl.Self {
+				csv.SetGroupVersionKind(csvKind)
+				todo = append(todo, csv)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing CSVs: %w", err)
+	}
+	for _, gvk := range rbac.HeldKinds {
+		err := listPages(ctx, rl.Live, metadataList(gvk), releasePage, func(l *metav1.PartialObjectMetadataList) error {
+			for _, o := range l.Items {
+				owner, _ := rbac.OwnerOf(o.Labels)
+				if slices.Contains(o.Finalizers, rl.Hold) && (rl.Self.Name == "" || owner != rl.Self) {
+					o.SetGroupVersionKind(gvk)
+					todo = append(todo, o)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", rbac.KindName(gvk), err)
+		}
+	}
+	rand.Shuffle(len(todo), func(i, j int) { todo[i], todo[j] = todo[j], todo[i] })
+	return rl.releaseAll(ctx, todo)
+}
+
+// releaseAll patches the objects with Workers in flight.
+func (rl Releaser) releaseAll(ctx context.Context, todo []metav1.PartialObjectMetadata) ([]Released, error) {
+	var (
+		mu   sync.Mutex
+		out  []Released
+		errs []error
+		wg   sync.WaitGroup
+	)
+	work := make(chan *metav1.PartialObjectMetadata)
+	for range max(1, rl.Workers) {
+		wg.Go(func() {
+			for obj := range work {
+				rel, err := rl.releaseOne(ctx, obj)
+				mu.Lock()
+				if rel != nil {
+					out = append(out, *rel)
+				}
+				if err != nil {
+					errs = append(errs, err)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- &todo[i]
+	}
+	close(work)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, fmt.Errorf("releasing %d objects: %w", len(todo)-len(out), err))
+	}
+	return out, errors.Join(errs...)
+}
+
+// releaseOne removes csv-cleaner's finalizers from one object (a CSV, or a
+// held ClusterRole or binding); nil when there were none by then.
+func (rl Releaser) releaseOne(ctx context.Context, obj *metav1.PartialObjectMetadata) (*Released, error) {
+	gvk := obj.GroupVersionKind()
+	ours := finalizer.Is(rl.Hold)
+	if gvk == csvKind {
+		ours = rl.Finalizers.Ours
+	}
+	var removed []string
+	changed, err := finalizer.Patch(ctx, rl.Live, rl.Writer, obj, func(o *metav1.PartialObjectMetadata) []string {
+		removed = slices.DeleteFunc(slices.Clone(o.Finalizers), func(f string) bool { return !ours(f) })
+		if len(removed) == 0 {
+			return nil
+		}
+		return finalizer.Without(o.Finalizers, ours)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("removing csv-cleaner's finalizers from %s %s: %w", rbac.KindName(gvk), client.ObjectKeyFromObject(obj), err)
+	}
+	if !changed {
+		return nil, nil
+	}
+	rel := &Released{Kind: gvk.Kind, Namespace: obj.Namespace, Name: obj.Name, Finalizers: removed}
+	if gvk == csvKind && !obj.DeletionTimestamp.IsZero() {
+		rel.Abandoned = true
+		rl.abandoned(ctx, obj)
+	}
+	return rel, nil
+}
+
+// ReleaseSelf removes csv-cleaner's finalizer from its own CSV, then the
+// hold from its own version's ClusterRoles and bindings, in the order that
+// keeps its rights to the last patch (rbac.Holder.ReleaseSelf). It returns
+// how many objects it changed.
+func (rl Releaser) ReleaseSelf(ctx context.Context) (int, error) {
+	if rl.Self.Name == "" {
+		return 0, nil
+	}
+	n := 0
+	self := csvMetadata()
+	switch err := rl.Live.Get(ctx, rl.Self, self); {
+	case err == nil:
+		rel, err := rl.releaseOne(ctx, self)
+		if err != nil {
+			return 0, err
+		}
+		if rel != nil {
+			n++
+		}
+	case !apierrors.IsNotFound(err):
+		return 0, fmt.Errorf("getting csv-cleaner's own CSV %s: %w", rl.Self, err)
+	}
+	held, err := rbac.Holder{Lister: rl.Live, Live: rl.Live, Writer: rl.Writer, Finalizer: rl.Hold}.ReleaseSelf(ctx, rl.Self)
+	return n + held, holdError(err)
+}
+
+// abandoned writes a Warning Event on a CSV whose uninstall csv-cleaner
+// gives up because csv-cleaner itself is uninstalled. The Event is written
+// directly, not through a recorder, so that it is sent before the process
+// exits. A failure is only logged: the release matters more.
+func (rl Releaser) abandoned(ctx context.Context, csv *metav1.PartialObjectMetadata) {
+	now := time.Now()
+	ev := &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Namespace: csv.Namespace, Name: fmt.Sprintf("%s.%x", csv.Name, now.UnixNano())},
+		EventTime:  metav1.NewMicroTime(now),
+		Regarding: corev1.ObjectReference{APIVersion: csvKind.GroupVersion().String(), Kind: csvKind.Kind,
+			Namespace: csv.Namespace, Name: csv.Name, UID: csv.UID, ResourceVersion: csv.ResourceVersion},
+		Type: corev1.EventTypeWarning, Reason: "UninstallAbandoned", Action: "Release",
+		Note: "csv-cleaner is being uninstalled and removed its finalizer: this uninstall is abandoned, " +
+			"and what it had not deleted yet (see the CSVCleanup record) stays",
+		ReportingController: "csv-cleaner",
+		ReportingInstance:   rl.Reporter,
+	}
+	if err := rl.Writer.Create(ctx, ev); err != nil {
+		logr.FromContextOrDiscard(ctx).Error(err, "Writing the Event about an abandoned uninstall", "csv", klog.KObj(csv))
+	}
+}
+
+// metadataList returns a constructor of metadata lists of a kind.
+func metadataList(gvk schema.GroupVersionKind) func() *metav1.PartialObjectMetadataList {
+	return func() *metav1.PartialObjectMetadataList {
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		return l
+	}
+}
+
+// reporter is the instance name in Events: the pod's name, which is its hostname.
+func reporter() string {
+	if h, err := os.Hostname(); err == nil {
+		return "csv-cleaner-" + h
+	}
+	return "csv-cleaner"
+}

@@ -1,0 +1,72 @@
+package finalizer
+
+import (
+	"context"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Patch changes one object's finalizers to what change returns (nil leaves
+// the object alone), first from the copy in obj, then, after a conflict,
+// from a live read with reader. A refusal of the patch from the first copy
+// is retried live too: the API server runs RBAC's escalation check on
+// ClusterRoles and bindings before it compares resourceVersions, and exempts
+// only a change of finalizers and ownerReferences, so a patch guarded by a
+// stale resourceVersion comes back Forbidden, not Conflict, when the caller
+// lacks the object's permissions. An object that is gone is no error.
+// changed reports whether a patch was written.
+func Patch(ctx context.Context, reader client.Reader, writer client.Writer, obj *metav1.PartialObjectMetadata, change func(*metav1.PartialObjectMetadata) []string) (changed bool, err error) {
+	gvk := obj.GroupVersionKind()
+	attempts := 0
+	retriable := func(err error) bool { return apierrors.IsConflict(err) || attempts == 1 && apierrors.IsForbidden(err) }
+	err = retry.OnError(retry.DefaultRetry, retriable, func() error {
+		attempts++
+		if attempts > 1 {
+			if err := reader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				return err
+			}
+			obj.SetGroupVersionKind(gvk)
+		}
+		list := change(obj)
+		if list == nil {
+			return nil
+		}
+		base := obj.DeepCopy()
+		obj.Finalizers = list
+		if err := writer.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			return err
+		}
+		changed = true
+		return nil
+	})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return changed, err
+}
+
+// Without is a copy of list without the names ours reports; never nil, so
+// that an empty list is still a change to write.
+func Without(list []string, ours func(string) bool) []string {
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if !ours(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Is returns a predicate that matches exactly name, for Without.
+func Is(name string) func(string) bool {
+	return func(x string) bool { return x == name }
+}
+
+// Has reports whether list holds a name ours reports.
+func Has(list []string, ours func(string) bool) bool {
+	return slices.ContainsFunc(list, ours)
+}
