@@ -169,7 +169,7 @@ func (rl Releaser) releaseOne(ctx context.Context, obj *metav1.PartialObjectMeta
 		return nil, nil
 	}
 	rel := &Released{Kind: gvk.Kind, Namespace: obj.Namespace, Name: obj.Name, Finalizers: removed}
-	if gvk == csvKind && !obj.DeletionTimestamp.IsZero() {
+	if gvk == csvKind && !obj.DeletionTimestamp.IsZero() && client.ObjectKeyFromObject(obj) != rl.Self {
 		rel.Abandoned = true
 		rl.abandoned(ctx, obj)
 	}

@@ -15,11 +15,11 @@ import (
 
 // Report is the figures of one run.
 type Report struct {
-	Scale      string
-	Date       time.Time
-	QPS        [2]float64
-	Throughput []Throughput
-	Resume     Resume
+	Scale       string
+	Date        time.Time
+	QPS         [2]float64
+	Throughput  []Throughput
+	Resume      Resume
 	Memory      []Memory
 	Idle        Idle
 	SelfRelease SelfRelease

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os/exec"
-	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -31,11 +29,7 @@ func freeAddr() string {
 var _ = Describe("The csv-cleaner binary", func() {
 	It("elects a leader, serves probes and metrics, and runs beside another instance with its own finalizer", func(ctx SpecContext) {
 		dir := GinkgoT().TempDir()
-		bin := filepath.Join(dir, "csv-cleaner")
-		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/csv-cleaner")
-		build.Dir = controlplane.RepoRoot()
-		out, err := build.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), string(out))
+		bin := cleanerBinary(ctx)
 
 		metrics, probes := freeAddr(), freeAddr()
 		p, err := controlplane.StartProcess("csv-cleaner", bin, []string{
