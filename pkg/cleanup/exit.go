@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
@@ -29,6 +30,13 @@ func ReleaseOnExit(ctx context.Context, c client.Client, o SetupOptions) error {
 		ns = o.Self.Namespace
 	}
 	in, err := readSelfInput(ctx, c, o.Self, ns)
+	if apierrors.IsForbidden(err) {
+		// Its rights went with its CSV: this version was replaced or
+		// uninstalled already, and released what it placed before OLM
+		// deleted its RBAC (its own RBAC is released last).
+		log.Info("Stopping; csv-cleaner's rights are gone with its CSV, so there is nothing left for it to release", "error", err.Error())
+		return nil
+	}
 	if err != nil {
 		return err
 	}

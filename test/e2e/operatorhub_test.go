@@ -50,6 +50,10 @@ var _ = Describe("csv-cleaner installed through OperatorHub", func() {
 		_, err := kc.ServeCatalogDir(ctx, "csv-cleaner", filepath.Join(root, "catalog"), "csv-cleaner")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(kc.Subscribe(ctx, sub)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			// Another install of csv-cleaner's APIs must find no OperatorGroup providing them.
+			Expect(client.IgnoreNotFound(kc.Client.Delete(ctx, sub.OperatorGroup()))).To(Succeed())
+		})
 		_, err = kc.WaitForCSVPhase(ctx, self, operatorsv1alpha1.CSVPhaseSucceeded)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(kc.WaitForInstallPlanComplete(ctx, sub.Namespace, csvName)).To(Succeed())
