@@ -125,7 +125,9 @@ deploy: manifests kustomize ## Install csv-cleaner without OLM into the cluster 
 	$(KUSTOMIZE) build manifests/default | kubectl apply -f -
 
 .PHONY: undeploy
-undeploy: kustomize ## Remove what deploy installed (uninstall csv-cleaner's CSV through OLM instead when OLM installed it).
+undeploy: kustomize build ## Remove what deploy installed: stop csv-cleaner, remove every finalizer it placed (csv-cleaner release), then delete the rest (uninstall csv-cleaner's CSV through OLM instead when OLM installed it).
+	kubectl delete deployment csv-cleaner --namespace=csv-cleaner --ignore-not-found --wait
+	$(LOCALBIN)/csv-cleaner release
 	$(KUSTOMIZE) build manifests/default | kubectl delete --ignore-not-found -f -
 
 ##@ OLM

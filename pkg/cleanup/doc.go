@@ -7,12 +7,15 @@
 // removes its finalizer last. Every step is derived from the cluster's state,
 // so a restart at any point resumes the uninstall. While a managed CSV is
 // installed it holds the CSV's cluster RBAC (hold.go), released once the
-// operands are gone; when csv-cleaner's own CSV is deleted it removes every
-// finalizer it placed (self.go). PlanUninstall is the read-only dry run of
-// an uninstall behind `csv-cleaner plan` (dryrun.go). Metrics are in
-// metrics.go.
+// operands are gone. What happens to csv-cleaner's own install
+// (DecideSelf, selffate.go) decides the rest: an upgrade or a reinstall
+// releases only its own CSV and RBAC (self.go); its uninstall, or its
+// namespace going, removes every finalizer it placed (Releaser,
+// release.go), in its reconcile and on SIGTERM (ReleaseOnExit, exit.go).
+// PlanUninstall is the read-only dry run of an uninstall behind
+// `csv-cleaner plan` (dryrun.go). Metrics are in metrics.go.
 //
 // The decisions are pure functions with table tests: SelectPolicy, Classify,
-// ScopeCRDs and PlanOperands, and the finalizer list edits. The Reconciler
+// DecideSelf, ScopeCRDs and PlanOperands, and the finalizer list edits. The Reconciler
 // gathers their inputs from the API server and carries out what they decide.
 package cleanup

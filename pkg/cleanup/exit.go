@@ -2,6 +2,7 @@ package cleanup
 
 import (
 	"context"
+	"errors"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,10 +32,12 @@ func ReleaseOnExit(ctx context.Context, c client.Client, o SetupOptions) error {
 	}
 	in, err := readSelfInput(ctx, c, o.Self, ns)
 	if apierrors.IsForbidden(err) {
-		// Its rights went with its CSV: this version was replaced or
-		// uninstalled already, and released what it placed before OLM
-		// deleted its RBAC (its own RBAC is released last).
-		log.Info("Stopping; csv-cleaner's rights are gone with its CSV, so there is nothing left for it to release", "error", err.Error())
+		// Its rights went with its CSV: this version was replaced (the next
+		// one holds every finalizer) or uninstalled already (its own RBAC is
+		// released last, after everything else). Outside OLM, its RBAC may
+		// have been deleted before its namespace's pods: then only
+		// `csv-cleaner release` can finish.
+		log.Info("Stopping without releasing anything: csv-cleaner's rights are gone; if a finalizer of csv-cleaner's is left, run csv-cleaner release", "error", err.Error())
 		return nil
 	}
 	if err != nil {
@@ -57,12 +60,11 @@ func ReleaseOnExit(ctx context.Context, c client.Client, o SetupOptions) error {
 		return err
 	}
 	log.Info("Removing every finalizer csv-cleaner placed before it stops: it is being uninstalled", "why", why)
-	released, err := rl.ReleaseOthers(ctx)
+	released, othersErr := rl.ReleaseOthers(ctx)
 	log.Info("Removed csv-cleaner's finalizers", "objects", len(released))
-	if err != nil {
-		return err
-	}
+	// Its own CSV goes even when an object could not be released: no
+	// csv-cleaner will run again to do it, and the error says what is left.
 	n, err := rl.ReleaseSelf(ctx)
 	log.Info("Released csv-cleaner's own CSV and RBAC, last", "objects", n)
-	return err
+	return errors.Join(othersErr, err)
 }

@@ -25,9 +25,10 @@ func (r *Reconciler) isSelf(csv metav1.Object) bool {
 // selfFate says what is happening to csv-cleaner's own install (DecideSelf).
 // While it is installed that takes two reads of the cache (its namespace and
 // its CSV's metadata); only once its CSV is deleted or gone does it read the
-// CSVs and Subscriptions of its namespace live, and a replacement or an
-// uninstall, once seen, is remembered (neither is ever undone, but a
-// terminating namespace turns a replacement into an uninstall).
+// CSVs and Subscriptions of its namespace live. A replacement or an
+// uninstall, once seen, is remembered until its CSV is seen installed again
+// (a reinstall re-creates it); a terminating namespace turns a replacement
+// into an uninstall.
 func (r *Reconciler) selfFate(ctx context.Context) (SelfFate, string, error) {
 	ns := r.namespace()
 	if ns == "" {
@@ -49,11 +50,13 @@ func (r *Reconciler) selfFate(ctx context.Context) (SelfFate, string, error) {
 	if err != nil && !apierrors.IsNotFound(err) {
 		return SelfInstalled, "", fmt.Errorf("getting csv-cleaner's own CSV %s: %w", r.Self, err)
 	}
-	if err == nil && self.DeletionTimestamp.IsZero() {
-		return SelfInstalled, "", nil
-	}
 	r.selfMu.Lock()
 	defer r.selfMu.Unlock()
+	if err == nil && self.DeletionTimestamp.IsZero() {
+		// Installed (again, after a reinstall): what was seen before is over.
+		r.selfSeen, r.selfWhy = SelfInstalled, ""
+		return SelfInstalled, "", nil
+	}
 	if r.selfSeen != SelfInstalled {
 		return r.selfSeen, r.selfWhy, nil
 	}

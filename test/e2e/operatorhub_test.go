@@ -152,18 +152,27 @@ func bundleCSVName(path string) string {
 // heldRBAC names the CSV's ClusterRoles and bindings that carry the RBAC hold.
 func heldRBAC(ctx context.Context, csv types.NamespacedName) []string {
 	GinkgoHelper()
+	out, err := listHeldRBAC(ctx, csv)
+	Expect(err).NotTo(HaveOccurred())
+	return out
+}
+
+// listHeldRBAC is heldRBAC without assertions, for a goroutine.
+func listHeldRBAC(ctx context.Context, csv types.NamespacedName) ([]string, error) {
 	var out []string
 	for _, gvk := range rbac.HeldKinds {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		Expect(kc.Client.List(ctx, list, client.MatchingLabelsSelector{Selector: rbac.OwnerSelector(csv)})).To(Succeed())
+		if err := kc.Client.List(ctx, list, client.MatchingLabelsSelector{Selector: rbac.OwnerSelector(csv)}); err != nil {
+			return nil, err
+		}
 		for _, o := range list.Items {
 			if slices.Contains(o.Finalizers, rbac.HoldFinalizer) {
 				out = append(out, gvk.Kind+" "+o.Name)
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // finalizersLeft lists every CSV, ClusterRole and ClusterRoleBinding in the

@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -198,12 +197,13 @@ func watchHeld(ctx context.Context, installs ...*install) *heldWatch {
 				if err != nil && !apierrors.IsNotFound(err) {
 					continue
 				}
-				held := heldRBACNoFail(wctx, in.csvKey())
-				if held < 0 {
+				present := err == nil
+				held, err := listHeldRBAC(wctx, in.csvKey())
+				if err != nil {
 					continue
 				}
-				s := heldSample{at: time.Now(), csv: in.csvKey(), csvPresent: err == nil,
-					csvHeld: slices.Contains(csv.Finalizers, cleanup.DefaultFinalizer), rbacHeld: held}
+				s := heldSample{at: time.Now(), csv: in.csvKey(), csvPresent: present,
+					csvHeld: slices.Contains(csv.Finalizers, cleanup.DefaultFinalizer), rbacHeld: len(held)}
 				h.mu.Lock()
 				h.log = append(h.log, s)
 				h.mu.Unlock()
@@ -232,25 +232,6 @@ func (h *heldWatch) samples() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.log)
-}
-
-// heldRBACNoFail counts the CSV's ClusterRoles and bindings that carry the
-// RBAC hold, for a goroutine: it asserts nothing, and counts -1 on an error.
-func heldRBACNoFail(ctx context.Context, csv types.NamespacedName) int {
-	n := 0
-	for _, gvk := range rbac.HeldKinds {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := kc.Client.List(ctx, list, client.MatchingLabelsSelector{Selector: rbac.OwnerSelector(csv)}); err != nil {
-			return -1
-		}
-		for _, o := range list.Items {
-			if slices.Contains(o.Finalizers, rbac.HoldFinalizer) {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // phaseLog records the phases and reasons a CSV goes through, and when.

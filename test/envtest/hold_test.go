@@ -46,10 +46,7 @@ var held = [][]string{{rbac.HoldFinalizer}, {rbac.HoldFinalizer}}
 // and waits until csv-cleaner holds the CSV and that RBAC.
 func heldInstall(ctx context.Context, id string) *scenario {
 	GinkgoHelper()
-	s := newScenario(id)
-	s.createPolicy(ctx)
-	s.create(ctx)
-	s.ownedRBAC(ctx, "role")
+	s := installed(ctx, id)
 	s.waitFinalizer(ctx)
 	waitRBACFinalizers(ctx, s.id+"-role", held)
 	return s
