@@ -7,8 +7,6 @@ import (
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
 // ReleaseOnExit runs after a signal stopped csv-cleaner's manager: on
@@ -44,11 +42,7 @@ func ReleaseOnExit(ctx context.Context, c client.Client, o SetupOptions) error {
 		return err
 	}
 	fate, why := DecideSelf(in)
-	hold := o.RBACHold
-	if hold == "" {
-		hold = rbac.HoldFinalizer
-	}
-	rl := Releaser{Live: c, Writer: c, Finalizers: o.Finalizers, Hold: hold, Self: o.Self,
+	rl := Releaser{Live: c, Writer: c, Finalizers: o.Finalizers, Hold: holdToRelease(o.RBACHold), Self: o.Self,
 		Workers: max(1, o.DeleteWorkers), Reporter: reporter()}
 	switch fate {
 	case SelfInstalled:

@@ -47,11 +47,15 @@ func (r *Reconciler) releaseRBACSelected(ctx context.Context, lister client.Read
 
 // holdName is the hold finalizer to take off: the configured one, or the
 // default when the hold is turned off (to release holds placed before).
-func (r *Reconciler) holdName() string {
-	if r.RBACHold == "" {
+func (r *Reconciler) holdName() string { return holdToRelease(r.RBACHold) }
+
+// holdToRelease is the hold finalizer that releasing takes off: the
+// configured one, or the default when the hold is turned off ("").
+func holdToRelease(configured string) string {
+	if configured == "" {
 		return rbac.HoldFinalizer
 	}
-	return r.RBACHold
+	return configured
 }
 
 // releaseOrphanedHold releases the hold on the RBAC of a CSV that is gone

@@ -404,23 +404,23 @@ var _ = Describe("csv-cleaner's own life cycle, run as OLM runs it", func() {
 	}
 
 	It("keeps every finalizer when a renamed v2 runs beside v1 and v1 leads", func(ctx SpecContext) {
-		upgrade(ctx, "up-old", false, false)
+		upgrade(ctx, "self-upold", false, false)
 	})
 
 	It("keeps every finalizer when a renamed v2 runs beside v1 and v2 leads", func(ctx SpecContext) {
-		upgrade(ctx, "up-new", true, false)
+		upgrade(ctx, "self-upnew", true, false)
 	})
 
 	It("keeps every finalizer when the same Deployment restarts with v2", func(ctx SpecContext) {
-		upgrade(ctx, "up-same", false, true)
+		upgrade(ctx, "self-upsame", false, true)
 	})
 
 	It("removes every finalizer it placed on SIGTERM when its namespace is deleted, and the namespace goes", func(ctx SpecContext) {
-		self := types.NamespacedName{Namespace: "cc-nsdel", Name: "csv-cleaner.v0.1.0"}
+		self := types.NamespacedName{Namespace: "cc-self-nsdel", Name: "csv-cleaner.v0.1.0"}
 		selfCSV(ctx, self, "")
-		busy, _ := inFlight(ctx, "nsdel-busy")
-		live := installed(ctx, "nsdel-live")
-		replicas := []*cleanerProc{startCleaner(ctx, "nsdel-a", self), startCleaner(ctx, "nsdel-b", self)}
+		busy, _ := inFlight(ctx, "self-nsdel-busy")
+		live := installed(ctx, "self-nsdel-live")
+		replicas := []*cleanerProc{startCleaner(ctx, "self-nsdel-a", self), startCleaner(ctx, "self-nsdel-b", self)}
 		busy.waitFinalizer(ctx)
 		live.waitFinalizer(ctx)
 		waitRBACFinalizers(ctx, live.id+"-role", held)
@@ -452,10 +452,10 @@ var _ = Describe("csv-cleaner's own life cycle, run as OLM runs it", func() {
 	})
 
 	It("stops without releasing anything on SIGTERM while it stays installed", func(ctx SpecContext) {
-		self := types.NamespacedName{Namespace: "cc-restart", Name: "csv-cleaner.v0.1.0"}
+		self := types.NamespacedName{Namespace: "cc-self-restart", Name: "csv-cleaner.v0.1.0"}
 		selfCSV(ctx, self, "")
-		live := installed(ctx, "restart-live")
-		p := startCleaner(ctx, "restart-a", self)
+		live := installed(ctx, "self-restart-live")
+		p := startCleaner(ctx, "self-restart-a", self)
 		live.waitFinalizer(ctx)
 		waitRBACFinalizers(ctx, live.id+"-role", held)
 		Expect(p.Stop(30 * time.Second)).To(Succeed())
@@ -465,11 +465,11 @@ var _ = Describe("csv-cleaner's own life cycle, run as OLM runs it", func() {
 	})
 
 	It("leaves `csv-cleaner release` to remove every finalizer after a SIGKILL, and prints what it removed", func(ctx SpecContext) {
-		self := types.NamespacedName{Namespace: "cc-killed", Name: "csv-cleaner.v0.1.0"}
+		self := types.NamespacedName{Namespace: "cc-self-killed", Name: "csv-cleaner.v0.1.0"}
 		selfCSV(ctx, self, "")
-		busy, _ := inFlight(ctx, "killed-busy")
-		live := installed(ctx, "killed-live")
-		p := startCleaner(ctx, "killed-a", self)
+		busy, _ := inFlight(ctx, "self-killed-busy")
+		live := installed(ctx, "self-killed-live")
+		p := startCleaner(ctx, "self-killed-a", self)
 		busy.waitFinalizer(ctx)
 		live.waitFinalizer(ctx)
 		waitRBACFinalizers(ctx, live.id+"-role", held)
