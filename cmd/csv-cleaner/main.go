@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
@@ -20,6 +22,11 @@ import (
 )
 
 var version = "dev"
+
+// Authentication and authorization of the metrics endpoint's clients
+// (controller-runtime's filters.WithAuthenticationAndAuthorization).
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // The leader election lease, and the Events about it, in csv-cleaner's own
 // namespace only (the Role is put there by kustomize).
@@ -47,7 +54,7 @@ func main() {
 	var (
 		metricsAddr, probeAddr, leaderNS string
 		pprofAddr                        string
-		leaderElect                      bool
+		leaderElect, secureMetrics       bool
 		finalizer                        string
 		legacy                           stringList
 		qps                              float64
@@ -57,7 +64,8 @@ func main() {
 		holdFinalizer                    string
 		releaseTimeout                   time.Duration
 	)
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the metrics endpoint binds to; 0 disables it.")
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the metrics endpoint binds to; 0 disables it.")
+	flag.BoolVar(&secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS to clients that authenticate with a token and may get /metrics (a SubjectAccessReview); false serves plain HTTP to anyone.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the health probes bind to.")
 	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "Address Go's pprof profiles are served on, for profiling; 0 (the default) disables them.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one replica acts at a time.")
@@ -81,7 +89,7 @@ func main() {
 	log := ctrl.Log.WithName("setup")
 
 	if err := run(options{
-		metricsAddr: metricsAddr, probeAddr: probeAddr, pprofAddr: pprofAddr, leaderElect: leaderElect, leaderNS: leaderNS,
+		metricsAddr: metricsAddr, secureMetrics: secureMetrics, probeAddr: probeAddr, pprofAddr: pprofAddr, leaderElect: leaderElect, leaderNS: leaderNS,
 		finalizers: cleanup.Finalizers{Current: finalizer, Legacy: legacy},
 		rbacHold:   holdFinalizer, noRBACHold: !rbacHold,
 		qps: float32(qps), burst: burst, workers: workers, deleteWorkers: deleteWorkers, lease: lease,
@@ -95,7 +103,7 @@ func main() {
 type options struct {
 	metricsAddr, probeAddr, leaderNS string
 	pprofAddr                        string
-	leaderElect                      bool
+	leaderElect, secureMetrics       bool
 	finalizers                       cleanup.Finalizers
 	qps                              float32
 	burst, workers, deleteWorkers    int
@@ -120,7 +128,7 @@ func run(o options) error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        cleanup.Scheme(),
 		Cache:                         cleanup.CacheOptions(),
-		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
+		Metrics:                       metricsOptions(o),
 		HealthProbeBindAddress:        o.probeAddr,
 		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leaderElect,
@@ -168,4 +176,19 @@ func run(o options) error {
 		return fmt.Errorf("releasing csv-cleaner's finalizers on exit (run csv-cleaner release to finish): %w", err)
 	}
 	return nil
+}
+
+// metricsOptions serves metrics as kubebuilder's scaffold does: over HTTPS
+// (a self-signed certificate controller-runtime makes at start), only to
+// clients whose token the API server accepts and who may get /metrics
+// (ClusterRole csv-cleaner-metrics-reader), and over HTTP/1.1 only, which
+// keeps the HTTP/2 stream attacks (CVE-2023-44487, CVE-2023-39325) away.
+func metricsOptions(o options) metricsserver.Options {
+	m := metricsserver.Options{BindAddress: o.metricsAddr}
+	if o.secureMetrics {
+		m.SecureServing = true
+		m.FilterProvider = filters.WithAuthenticationAndAuthorization
+		m.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
+	}
+	return m
 }

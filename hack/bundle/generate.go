@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -29,10 +31,14 @@ type inputs struct {
 	crds        []*unstructured.Unstructured
 	deployments []appsv1.Deployment
 	clusterRole map[string]rbacv1.ClusterRole
-	role        map[string]rbacv1.Role
-	bindings    []binding
-	examples    []*unstructured.Unstructured
-	extra       []*unstructured.Unstructured // objects the bundle ships as they are (Services)
+	// clusterRoleObj are the ClusterRoles as kustomize wrote them: one that
+	// no binding gives csv-cleaner's ServiceAccount (metrics-reader, for
+	// whoever scrapes it) ships in the bundle as it is.
+	clusterRoleObj map[string]*unstructured.Unstructured
+	role           map[string]rbacv1.Role
+	bindings       []binding
+	examples       []*unstructured.Unstructured
+	extra          []*unstructured.Unstructured // objects the bundle ships as they are (Services, unbound ClusterRoles)
 }
 
 // binding is a ClusterRoleBinding or RoleBinding: which role a ServiceAccount gets.
@@ -52,6 +58,7 @@ func generate(r io.Reader, o options) error {
 	if err != nil {
 		return err
 	}
+	in.extra = append(in.extra, unboundClusterRoles(in)...)
 	csv, err := buildCSV(in, o, v)
 	if err != nil {
 		return err
@@ -61,7 +68,7 @@ func generate(r io.Reader, o options) error {
 
 // read decodes the YAML stream and sorts the objects.
 func read(r io.Reader) (*inputs, error) {
-	in := &inputs{clusterRole: map[string]rbacv1.ClusterRole{}, role: map[string]rbacv1.Role{}}
+	in := &inputs{clusterRole: map[string]rbacv1.ClusterRole{}, clusterRoleObj: map[string]*unstructured.Unstructured{}, role: map[string]rbacv1.Role{}}
 	dec := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
 	for {
 		u := &unstructured.Unstructured{}
@@ -107,6 +114,7 @@ func (in *inputs) add(u *unstructured.Unstructured) error {
 			return err
 		}
 		in.clusterRole[cr.Name] = cr
+		in.clusterRoleObj[cr.Name] = u
 	case "Role.rbac.authorization.k8s.io":
 		role := rbacv1.Role{}
 		if err := fromUnstructured(u, &role); err != nil {
@@ -189,6 +197,25 @@ func buildCSV(in *inputs, o options, v semver.Version) (*operatorsv1alpha1.Clust
 		StrategyName: operatorsv1alpha1.InstallStrategyNameDeployment, StrategySpec: strategy,
 	}
 	return csv, nil
+}
+
+// unboundClusterRoles are the ClusterRoles no binding in the manifests
+// refers to, in name order: roles for others to bind (metrics-reader), which
+// the bundle ships as objects of their own rather than as permissions.
+func unboundClusterRoles(in *inputs) []*unstructured.Unstructured {
+	bound := map[string]bool{}
+	for _, b := range in.bindings {
+		if b.roleKind == "ClusterRole" {
+			bound[b.role] = true
+		}
+	}
+	var out []*unstructured.Unstructured
+	for _, name := range slices.Sorted(maps.Keys(in.clusterRoleObj)) {
+		if !bound[name] {
+			out = append(out, in.clusterRoleObj[name])
+		}
+	}
+	return out
 }
 
 // permissions turns each binding of a role to a ServiceAccount into the

@@ -123,7 +123,7 @@ func (e *Env) startCleaner(ctx context.Context, name string, env []string, args 
 	// other settings or to profile it (--pprof-bind-address).
 	args = append(args, strings.Fields(os.Getenv("BENCH_CLEANER_ARGS"))...)
 	c.Process, err = controlplane.StartProcess(name, e.Bin, append([]string{
-		"--kubeconfig=" + e.CleanerID.Kubeconfig, "--metrics-bind-address=" + ports[0], "--health-probe-bind-address=" + ports[1],
+		"--kubeconfig=" + e.CleanerID.Kubeconfig, "--metrics-bind-address=" + ports[0], "--metrics-secure=false", "--health-probe-bind-address=" + ports[1],
 	}, args...), env, e.LogDir)
 	if err != nil {
 		return nil, err

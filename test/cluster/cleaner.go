@@ -45,6 +45,10 @@ type Cleaner struct {
 	Kubeconfig string
 	// Env is added to the local processes' environment.
 	Env []string
+	// SecureMetrics serves the local processes' metrics as the bundle does
+	// (HTTPS, a token that may get /metrics); the harness reads its own
+	// replicas' metrics over plain HTTP.
+	SecureMetrics bool
 	// bin is csv-cleaner built from this checkout for the local processes.
 	bin   string
 	name  string // of the processes' logs
@@ -79,9 +83,9 @@ func (c *Cluster) Cleaner(ctx context.Context) (*Cleaner, error) {
 // As returns another local csv-cleaner, built from the same checkout, whose
 // processes (logs name-N.log) authenticate with kubeconfig, keep their
 // leader election lease in namespace and get env: csv-cleaner as OLM runs it
-// from its bundle. It runs none yet.
+// from its bundle, metrics served securely. It runs none yet.
 func (cl *Cleaner) As(name, kubeconfig, namespace string, env ...string) *Cleaner {
-	return &Cleaner{c: cl.c, bin: cl.bin, name: name, Namespace: namespace, Deployment: cl.Deployment, Kubeconfig: kubeconfig, Env: env}
+	return &Cleaner{c: cl.c, bin: cl.bin, name: name, Namespace: namespace, Deployment: cl.Deployment, Kubeconfig: kubeconfig, Env: env, SecureMetrics: true}
 }
 
 // Logs returns what the local processes logged so far.
@@ -142,7 +146,7 @@ func (cl *Cleaner) start() (*cleanerProcess, error) {
 	p := &cleanerProcess{metrics: "127.0.0.1:" + strconv.Itoa(ports[0]), probe: "127.0.0.1:" + strconv.Itoa(ports[1])}
 	args := append([]string{
 		"--kubeconfig=" + cmp.Or(cl.Kubeconfig, cl.c.Kubeconfig),
-		"--metrics-bind-address=" + p.metrics, "--health-probe-bind-address=" + p.probe,
+		"--metrics-bind-address=" + p.metrics, "--metrics-secure=" + strconv.FormatBool(cl.SecureMetrics), "--health-probe-bind-address=" + p.probe,
 		"--leader-elect", "--leader-election-namespace=" + cl.Namespace,
 		// A standby takes over within 4 s of a crashed leader's last renewal.
 		"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=500ms",
@@ -174,6 +178,19 @@ func (p *cleanerProcess) leader(ctx context.Context) bool {
 	}
 	want := `leader_election_master_status{name="` + LeaseName + `"} 1`
 	return slices.Contains(strings.Split(body, "\n"), want)
+}
+
+// MetricsURLs are the local replicas' metrics endpoints.
+func (cl *Cleaner) MetricsURLs() []string {
+	scheme := "http"
+	if cl.SecureMetrics {
+		scheme = "https"
+	}
+	var out []string
+	for _, p := range cl.procs {
+		out = append(out, scheme+"://"+p.metrics+"/metrics")
+	}
+	return out
 }
 
 // Exited counts the local replicas that exited since the last Scale.

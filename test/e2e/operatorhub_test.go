@@ -4,7 +4,10 @@ package e2e_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,12 +18,14 @@ import (
 	. "github.com/onsi/gomega"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -86,6 +91,16 @@ var _ = Describe("csv-cleaner installed through OperatorHub", func() {
 			csv := &operatorsv1alpha1.ClusterServiceVersion{}
 			return csv.Finalizers, kc.Client.Get(ctx, self, csv)
 		}).WithContext(ctx).Should(ContainElement(cleanup.DefaultFinalizer), "csv-cleaner holds its own CSV")
+
+		By("serving metrics over HTTPS only to a token that may get /metrics (ClusterRole csv-cleaner-metrics-reader, from the bundle)")
+		Expect(kc.Client.Get(ctx, client.ObjectKey{Name: "csv-cleaner-metrics-reader"}, &rbacv1.ClusterRole{})).To(Succeed())
+		url := installed.MetricsURLs()[0]
+		Expect(strings.HasPrefix(url, "https://")).To(BeTrue())
+		Expect(metricsStatus(ctx, url, "")).To(Equal(http.StatusUnauthorized))
+		denied := serviceAccountToken(ctx, types.NamespacedName{Namespace: sub.Namespace, Name: "metrics-denied"}, "")
+		Expect(metricsStatus(ctx, url, denied)).To(Equal(http.StatusForbidden))
+		reader := serviceAccountToken(ctx, types.NamespacedName{Namespace: sub.Namespace, Name: "metrics-reader"}, "csv-cleaner-metrics-reader")
+		Eventually(func(ctx context.Context) int { return metricsStatus(ctx, url, reader) }).WithContext(ctx).Should(Equal(http.StatusOK))
 
 		By("scale-down-then-delete of an operator, through it")
 		in := newInstall(hubOperator)
@@ -198,4 +213,46 @@ func finalizersLeft(ctx context.Context) []string {
 		}
 	}
 	return out
+}
+
+// metricsStatus is the HTTP status of a GET of csv-cleaner's HTTPS metrics
+// endpoint (self-signed certificate) with a bearer token ("" sends none); 0
+// when it does not answer.
+func metricsStatus(ctx context.Context, url, token string) int {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // csv-cleaner's certificate is self-signed
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = resp.Body.Close() }()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+// serviceAccountToken creates a ServiceAccount, binds it to clusterRole
+// (unless ""), and returns a token of it.
+func serviceAccountToken(ctx context.Context, sa types.NamespacedName, clusterRole string) string {
+	GinkgoHelper()
+	acct := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: sa.Namespace, Name: sa.Name}}
+	Expect(kc.Client.Create(ctx, acct)).To(Succeed())
+	if clusterRole != "" {
+		b := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: sa.Namespace + "-" + sa.Name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}},
+		}
+		Expect(kc.Client.Create(ctx, b)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(kc.Client.Delete(ctx, b))).To(Succeed()) })
+	}
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(600))}}
+	Expect(kc.Client.SubResource("token").Create(ctx, acct, tr)).To(Succeed())
+	Expect(tr.Status.Token).NotTo(BeEmpty())
+	return tr.Status.Token
 }

@@ -34,7 +34,7 @@ var _ = Describe("The csv-cleaner binary", func() {
 		metrics, probes := freeAddr(), freeAddr()
 		p, err := controlplane.StartProcess("csv-cleaner", bin, []string{
 			"--kubeconfig=" + cp.Kubeconfig, "--leader-elect", "--leader-election-namespace=default",
-			"--metrics-bind-address=" + metrics, "--health-probe-bind-address=" + probes,
+			"--metrics-bind-address=" + metrics, "--metrics-secure=false", "--health-probe-bind-address=" + probes,
 			"--finalizer=" + secondFinalizer,
 		}, nil, dir)
 		Expect(err).NotTo(HaveOccurred())

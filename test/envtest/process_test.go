@@ -73,7 +73,7 @@ func startCleaner(ctx context.Context, name string, csv types.NamespacedName) *c
 	p := &cleanerProc{metrics: freeAddr(), probe: freeAddr()}
 	var err error
 	p.Process, err = controlplane.StartProcess(name, bin, []string{
-		"--kubeconfig=" + cp.Kubeconfig, "--metrics-bind-address=" + p.metrics, "--health-probe-bind-address=" + p.probe,
+		"--kubeconfig=" + cp.Kubeconfig, "--metrics-bind-address=" + p.metrics, "--metrics-secure=false", "--health-probe-bind-address=" + p.probe,
 		"--leader-elect", "--leader-election-namespace=" + csv.Namespace,
 		"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=500ms",
 	}, []string{"POD_NAMESPACE=" + csv.Namespace, "OPERATOR_CONDITION_NAME=" + csv.Name}, cp.LogDir)
