@@ -1,0 +1,157 @@
+package envtest_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
+	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
+)
+
+// deployedServiceAccount is csv-cleaner's ServiceAccount as make deploy
+// creates it, bound to the shipped ClusterRole; it returns a client
+// configuration that authenticates with a token of it.
+func deployedServiceAccount(ctx context.Context) *rest.Config {
+	GinkgoHelper()
+	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, fixtures.Namespace("csv-cleaner")))).To(Succeed())
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "csv-cleaner", Name: "csv-cleaner"}}
+	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, sa))).To(Succeed())
+	role := shippedRole()
+	role.ObjectMeta = metav1.ObjectMeta{Name: "deployed-csv-cleaner"}
+	Expect(k8s.Create(ctx, role)).To(Succeed())
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "deployed-csv-cleaner"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}},
+	}
+	Expect(k8s.Create(ctx, binding)).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, binding))).To(Succeed())
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, role))).To(Succeed())
+	})
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}
+	Expect(k8s.SubResource("token").Create(ctx, sa, tr)).To(Succeed())
+	cfg := rest.AnonymousClientConfig(cp.Config)
+	cfg.BearerToken = tr.Status.Token
+	return cfg
+}
+
+// applyFence creates the admission policy and binding of manifests/admission, as make deploy does.
+func applyFence(ctx context.Context) {
+	GinkgoHelper()
+	raw, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "manifests", "admission", "policy.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	Expect(dec.Decode(policy)).To(Succeed())
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	Expect(dec.Decode(binding)).To(Succeed())
+	Expect(policy.Name).To(Equal("csv-cleaner-fence"))
+	Expect(binding.Spec.PolicyName).To(Equal(policy.Name))
+	Expect(k8s.Create(ctx, policy)).To(Succeed())
+	Expect(k8s.Create(ctx, binding)).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, binding))).To(Succeed())
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, policy))).To(Succeed())
+	})
+}
+
+var _ = Describe("The admission policy make deploy applies", func() {
+	It("refuses csv-cleaner's ServiceAccount what its rules never do, and lets an uninstall complete", func(ctx SpecContext) {
+		saCfg := deployedServiceAccount(ctx)
+		as, err := client.New(saCfg, client.Options{Scheme: k8s.Scheme()})
+		Expect(err).NotTo(HaveOccurred())
+
+		By("creating objects csv-cleaner's rules never delete or change")
+		s := newScenario("fence")
+		s.createPolicy(ctx, func(p *cleanupv1alpha1.CleanupPolicySpec) { p.CRDs = cleanupv1alpha1.Delete })
+		s.create(ctx)
+		s.operand(ctx, 0, s.ns("a"), "w1")
+		s.ownedRBAC(ctx, "role")
+		s.clusterRole(ctx, "plain", map[string]string{"olm.owner": s.install.CSVName}) // olm.owner alone, as bundle RBAC has
+		plainBinding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: s.id + "-plain"},
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: s.id + "-plain"}}
+		Expect(k8s.Create(ctx, plainBinding)).To(Succeed())
+		hook := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: s.id + "-plain"}}
+		Expect(k8s.Create(ctx, hook)).To(Succeed())
+		unproven := fixtures.CRD{Group: "fence-unproven.example.com", Kind: "Gadget", Plural: "gadgets", NoProvenance: true}
+		Expect(fixtures.CreateCRD(ctx, k8s, s.install.CRDObject(unproven))).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			for _, o := range []client.Object{plainBinding, hook, s.install.CRDObject(unproven)} {
+				Expect(client.IgnoreNotFound(k8s.Delete(ctx, o))).To(Succeed())
+			}
+		})
+		clusterAdminBinding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "cluster-admin"}}
+
+		applyFence(ctx)
+
+		By("refusing, as dry runs so that nothing goes while the policy loads, every delete csv-cleaner's rules never make")
+		refused := func(obj client.Object, what string) {
+			GinkgoHelper()
+			Eventually(func(ctx context.Context) error { return as.Delete(ctx, obj, client.DryRunAll) }).WithContext(ctx).
+				Should(MatchError(ContainSubstring(what)), "%T %s", obj, obj.GetName())
+		}
+		ownerLabels := "csv-cleaner may delete only the ClusterRoles, ClusterRoleBindings and webhook configurations that carry OLM's three owner labels"
+		refused(clusterAdminBinding, ownerLabels)
+		refused(&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cluster-admin"}}, ownerLabels)
+		refused(&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: s.id + "-plain"}}, ownerLabels)
+		refused(plainBinding, ownerLabels)
+		refused(hook, ownerLabels)
+		refused(s.install.CRDObject(unproven), "csv-cleaner may delete only the CRDs OLM installed with a ClusterServiceVersion")
+
+		By("refusing a change of a CSV's or a ClusterRole's content, allowing a change of finalizers")
+		csv := &operatorsv1alpha1.ClusterServiceVersion{}
+		Expect(as.Get(ctx, s.install.Key(), csv)).To(Succeed())
+		relabelled := csv.DeepCopy()
+		relabelled.Labels["stolen"] = "token"
+		Expect(as.Patch(ctx, relabelled, client.MergeFrom(csv), client.DryRunAll)).
+			To(MatchError(ContainSubstring("csv-cleaner may change only metadata.finalizers")))
+		// RBAC's escalation check skips a change of only finalizers and owner
+		// references; an owner reference naming an object that is gone would
+		// have the garbage collector delete cluster-admin.
+		admin := &rbacv1.ClusterRole{}
+		Expect(as.Get(ctx, client.ObjectKey{Name: "cluster-admin"}, admin)).To(Succeed())
+		owned := admin.DeepCopy()
+		owned.OwnerReferences = append(owned.OwnerReferences, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "gone", UID: "00000000-0000-0000-0000-000000000000"})
+		Expect(as.Patch(ctx, owned, client.MergeFrom(admin), client.DryRunAll)).
+			To(MatchError(ContainSubstring("csv-cleaner may change only metadata.finalizers")))
+		plain := &rbacv1.ClusterRole{}
+		Expect(as.Get(ctx, client.ObjectKey{Name: s.id + "-plain"}, plain)).To(Succeed())
+		relabelledRole := plain.DeepCopy()
+		relabelledRole.Labels["olm.owner.kind"] = "ClusterServiceVersion"
+		Expect(as.Patch(ctx, relabelledRole, client.MergeFrom(plain), client.DryRunAll)).
+			To(MatchError(ContainSubstring("csv-cleaner may change only metadata.finalizers")))
+		finalized := csv.DeepCopy()
+		finalized.Finalizers = append(finalized.Finalizers, "fence.example.com/test")
+		Expect(as.Patch(ctx, finalized, client.MergeFrom(csv), client.DryRunAll)).To(Succeed())
+
+		By("running csv-cleaner as that ServiceAccount: the uninstall completes, its CRD included")
+		stopManager()
+		startManagerAs(saCfg)
+		DeferCleanup(func() {
+			stopManager()
+			startManager()
+		})
+		s.waitFinalizer(ctx)
+		s.uninstall(ctx)
+		Eventually(s.remaining).WithContext(ctx).Should(ConsistOf("ClusterRole "+s.id+"-plain", "ClusterRoleBinding "+s.id+"-plain", "ValidatingWebhookConfiguration "+s.id+"-plain"))
+		Expect(s.phase(ctx)).To(Equal("Completed/"))
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(clusterAdminBinding), clusterAdminBinding)).To(Succeed())
+	})
+})
