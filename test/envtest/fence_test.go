@@ -32,19 +32,7 @@ func deployedServiceAccount(ctx context.Context) *rest.Config {
 	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, fixtures.Namespace("csv-cleaner")))).To(Succeed())
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "csv-cleaner", Name: "csv-cleaner"}}
 	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, sa))).To(Succeed())
-	role := shippedRole()
-	role.ObjectMeta = metav1.ObjectMeta{Name: "deployed-csv-cleaner"}
-	Expect(k8s.Create(ctx, role)).To(Succeed())
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "deployed-csv-cleaner"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}},
-	}
-	Expect(k8s.Create(ctx, binding)).To(Succeed())
-	DeferCleanup(func(ctx SpecContext) {
-		Expect(client.IgnoreNotFound(k8s.Delete(ctx, binding))).To(Succeed())
-		Expect(client.IgnoreNotFound(k8s.Delete(ctx, role))).To(Succeed())
-	})
+	bindRole(ctx, "deployed-csv-cleaner", shippedRole(), rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name})
 	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}
 	Expect(k8s.SubResource("token").Create(ctx, sa, tr)).To(Succeed())
 	cfg := rest.AnonymousClientConfig(cp.Config)

@@ -33,26 +33,42 @@ func shippedRole() *rbacv1.ClusterRole {
 	return role
 }
 
+// bindRole creates role under name and a ClusterRoleBinding of the same
+// name that gives it to subject, both deleted after the spec.
+func bindRole(ctx context.Context, name string, role *rbacv1.ClusterRole, subject rbacv1.Subject) {
+	GinkgoHelper()
+	role.ObjectMeta = metav1.ObjectMeta{Name: name}
+	Expect(k8s.Create(ctx, role)).To(Succeed())
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{subject},
+	}
+	Expect(k8s.Create(ctx, binding)).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, binding))).To(Succeed())
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, role))).To(Succeed())
+	})
+}
+
+// asUser is a client configuration of a new user of that name.
+func asUser(user string) *rest.Config {
+	GinkgoHelper()
+	authn, err := cp.Env.AddUser(envtest.User{Name: user}, nil)
+	Expect(err).NotTo(HaveOccurred())
+	return rest.CopyConfig(authn.Config())
+}
+
 // runAs binds role to a new user and restarts csv-cleaner as that user for the rest of the spec.
 func runAs(ctx context.Context, user string, role *rbacv1.ClusterRole) {
 	GinkgoHelper()
-	role.ObjectMeta = metav1.ObjectMeta{Name: user}
-	Expect(k8s.Create(ctx, role)).To(Succeed())
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: user},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: user}},
-	}
-	Expect(k8s.Create(ctx, binding)).To(Succeed())
-	authn, err := cp.Env.AddUser(envtest.User{Name: user}, nil)
-	Expect(err).NotTo(HaveOccurred())
+	bindRole(ctx, user, role, rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user})
+	cfg := asUser(user)
 	stopManager()
-	startManagerAs(rest.CopyConfig(authn.Config()))
-	DeferCleanup(func(ctx SpecContext) {
+	startManagerAs(cfg)
+	DeferCleanup(func() {
 		stopManager()
 		startManager()
-		Expect(client.IgnoreNotFound(k8s.Delete(ctx, binding))).To(Succeed())
-		Expect(client.IgnoreNotFound(k8s.Delete(ctx, role))).To(Succeed())
 	})
 }
 
@@ -142,22 +158,9 @@ var _ = Describe("Holding an operator's cluster RBAC with only csv-cleaner's rig
 		}
 
 		By("holding them from the stale copy as a user with the shipped ClusterRole, who lacks the operator's rights")
-		role := shippedRole()
-		role.ObjectMeta = metav1.ObjectMeta{Name: "csv-cleaner-stale"}
-		Expect(k8s.Create(ctx, role)).To(Succeed())
-		binding := &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "csv-cleaner-stale"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: role.Name}},
-		}
-		Expect(k8s.Create(ctx, binding)).To(Succeed())
-		DeferCleanup(func(ctx SpecContext) {
-			Expect(client.IgnoreNotFound(k8s.Delete(ctx, binding))).To(Succeed())
-			Expect(client.IgnoreNotFound(k8s.Delete(ctx, role))).To(Succeed())
-		})
-		authn, err := cp.Env.AddUser(envtest.User{Name: role.Name}, nil)
-		Expect(err).NotTo(HaveOccurred())
-		as, err := client.New(rest.CopyConfig(authn.Config()), client.Options{})
+		const user = "csv-cleaner-stale"
+		bindRole(ctx, user, shippedRole(), rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user})
+		as, err := client.New(asUser(user), client.Options{})
 		Expect(err).NotTo(HaveOccurred())
 		holder := rbac.Holder{Lister: staleLister{items: stale}, Live: as, Writer: as, Finalizer: "test.csv-cleaner.io/stale-hold"}
 		Eventually(func(ctx context.Context) (int, error) { return holder.Hold(ctx, csv) }).WithContext(ctx).Should(Equal(2))
