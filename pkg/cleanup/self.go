@@ -86,15 +86,14 @@ func readSelfInput(ctx context.Context, reader client.Reader, self types.Namespa
 	if namespace == "" {
 		return in, nil
 	}
+	// A namespace that is not there is not read as terminating: a pod's own
+	// namespace is deleted only after its pods, so it means a POD_NAMESPACE
+	// that names no namespace, which must not release everything.
 	ns := &corev1.Namespace{}
-	switch err := reader.Get(ctx, client.ObjectKey{Name: namespace}, ns); {
-	case apierrors.IsNotFound(err):
-		in.NamespaceTerminating = true
-	case err != nil:
+	if err := reader.Get(ctx, client.ObjectKey{Name: namespace}, ns); client.IgnoreNotFound(err) != nil {
 		return in, fmt.Errorf("getting csv-cleaner's namespace %s: %w", namespace, err)
-	default:
-		in.NamespaceTerminating = !ns.DeletionTimestamp.IsZero()
 	}
+	in.NamespaceTerminating = !ns.DeletionTimestamp.IsZero()
 	if self.Name == "" || in.NamespaceTerminating {
 		return in, nil
 	}
