@@ -63,6 +63,7 @@ func main() {
 		rbacHold                         bool
 		holdFinalizer                    string
 		releaseTimeout                   time.Duration
+		operandRole                      string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the metrics endpoint binds to; 0 disables it.")
 	flag.BoolVar(&secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS to clients that authenticate with a token and may get /metrics (a SubjectAccessReview); false serves plain HTTP to anyone.")
@@ -82,6 +83,7 @@ func main() {
 	flag.IntVar(&workers, "max-concurrent-reconciles", 4, "CSVs reconciled at once.")
 	flag.IntVar(&deleteWorkers, "delete-workers", cleanup.DefaultDeleteWorkers, "Delete requests in flight at once for one uninstall (within the client's rate limit), and finalizer patches in flight when csv-cleaner releases everything.")
 	flag.DurationVar(&releaseTimeout, "release-timeout", cleanup.DefaultReleaseTimeout, "On SIGTERM while csv-cleaner is being uninstalled (its namespace terminating, or its CSV deleted with no CSV replacing it), how long it may take to remove every finalizer it placed; keep it below the pod's terminationGracePeriodSeconds.")
+	flag.StringVar(&operandRole, "operand-role", rbac.OperandRole, "Aggregated ClusterRole that grants csv-cleaner its rights on operands, which it binds to its own identity at start; empty binds nothing.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -93,7 +95,7 @@ func main() {
 		finalizers: cleanup.Finalizers{Current: finalizer, Legacy: legacy},
 		rbacHold:   holdFinalizer, noRBACHold: !rbacHold,
 		qps: float32(qps), burst: burst, workers: workers, deleteWorkers: deleteWorkers, lease: lease,
-		releaseTimeout: releaseTimeout,
+		releaseTimeout: releaseTimeout, operandRole: operandRole,
 	}); err != nil {
 		log.Error(err, "csv-cleaner stopped")
 		os.Exit(1)
@@ -111,6 +113,7 @@ type options struct {
 	rbacHold                         string
 	noRBACHold                       bool
 	releaseTimeout                   time.Duration
+	operandRole                      string
 }
 
 type leaseTimes struct{ duration, renewDeadline, retryPeriod time.Duration }
@@ -147,8 +150,9 @@ func run(o options) error {
 		RBACHold: o.rbacHold, DisableRBACHold: o.noRBACHold,
 		// OLM sets OPERATOR_CONDITION_NAME, the CSV's name, in the pods of
 		// every operator it installs; the namespace comes from the Downward API.
-		Self:      types.NamespacedName{Namespace: os.Getenv("POD_NAMESPACE"), Name: os.Getenv("OPERATOR_CONDITION_NAME")},
-		Namespace: os.Getenv("POD_NAMESPACE"),
+		Self:        types.NamespacedName{Namespace: os.Getenv("POD_NAMESPACE"), Name: os.Getenv("OPERATOR_CONDITION_NAME")},
+		Namespace:   os.Getenv("POD_NAMESPACE"),
+		OperandRole: o.operandRole,
 	}
 	if err := cleanup.Setup(mgr, setup); err != nil {
 		return err

@@ -289,7 +289,8 @@ func contains(list []string, s string) bool {
 // startCleaner runs bin/csv-cleaner as a separate process.
 func startCleaner(binDir, kubeconfig, logDir string) (*controlplane.Process, error) {
 	p, err := controlplane.StartProcess("csv-cleaner", filepath.Join(binDir, "csv-cleaner"),
-		[]string{"--kubeconfig=" + kubeconfig, "--metrics-bind-address=0", "--health-probe-bind-address=0"}, nil, logDir)
+		// The demo runs csv-cleaner as the control plane's admin, who needs no operand role.
+		[]string{"--kubeconfig=" + kubeconfig, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--operand-role="}, nil, logDir)
 	if err != nil {
 		return nil, fmt.Errorf("%w (run 'make build')", err)
 	}

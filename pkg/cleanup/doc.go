@@ -13,7 +13,11 @@
 // namespace going, removes every finalizer it placed (Releaser,
 // release.go), in its reconcile and on SIGTERM (ReleaseOnExit, exit.go).
 // PlanUninstall is the read-only dry run of an uninstall behind
-// `csv-cleaner plan` (dryrun.go). Metrics are in metrics.go.
+// `csv-cleaner plan` (dryrun.go). Metrics are in metrics.go. Before it
+// deletes any operand it asks the API server whether it may (access.go):
+// its rights on operands are only those aggregated into its operand role,
+// which it binds to itself at start (bind.go); a missing one blocks the
+// uninstall as Forbidden, naming the label that grants it.
 //
 // The decisions are pure functions with table tests: SelectPolicy, Classify,
 // DecideSelf, ScopeCRDs and PlanOperands, and the finalizer list edits. The Reconciler

@@ -60,6 +60,11 @@ type SetupOptions struct {
 	// Namespace is csv-cleaner's own namespace (POD_NAMESPACE); its deletion
 	// is csv-cleaner's uninstall.
 	Namespace string
+	// OperandRole is the aggregated ClusterRole that grants csv-cleaner its
+	// rights on operands (rbac.OperandRole in the shipped manifests), which
+	// csv-cleaner binds to itself at start; "" binds nothing (its identity
+	// has those rights some other way).
+	OperandRole string
 }
 
 // withDefaults fills in the default finalizer names.
@@ -100,6 +105,16 @@ func Setup(mgr ctrl.Manager, o SetupOptions) error {
 	}
 	if err := (&PolicyStatusReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the CleanupPolicy status controller: %w", err)
+	}
+	if o.OperandRole != "" {
+		binding := operandBinding{
+			binder:  rbac.OperandBinder{Live: mgr.GetAPIReader(), Writer: mgr.GetClient(), Role: o.OperandRole, Self: o.Self},
+			reviews: mgr.GetClient(),
+			log:     mgr.GetLogger().WithName("operand-binding"),
+		}
+		if err := mgr.Add(binding); err != nil {
+			return fmt.Errorf("adding the operand role's binding: %w", err)
+		}
 	}
 	warmRESTMapper(mgr)
 	return nil

@@ -15,9 +15,11 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 )
 
-// Deleting operands of arbitrary operators needs wide rights; what limits
-// their use is the plan (provenance, targets, owners, creation time).
-// +kubebuilder:rbac:groups=*,resources=*,verbs=list;delete;patch
+// csv-cleaner holds no right on operands of its own: it lists, deletes and
+// patches them with the rights of the ClusterRoles aggregated into
+// rbac.OperandRole (OLM's per-CRD admin roles, an admin's roles labelled
+// rbac.OperandGrantLabel). What limits their use further is the plan
+// (provenance, targets, owners, creation time).
 
 // listPageSize bounds each page when listing operands, so that operands are
 // never held in memory as one huge response.

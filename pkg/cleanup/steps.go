@@ -44,6 +44,10 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 	if err != nil || problem != nil {
 		return false, errors.Join(err, asError(problem))
 	}
+	access, err := r.checkOperandAccess(ctx, scopes, u.settings.OnTimeout)
+	if err != nil || access.problem != nil {
+		return false, errors.Join(err, asError(access.problem))
+	}
 
 	type waiting struct {
 		scope *CRDScope
@@ -53,23 +57,33 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 	var blocking []cleanupv1alpha1.ObjectRef
 	for i := range scopes {
 		s := &scopes[i]
-		if s.CRD == nil {
+		switch {
+		case s.CRD == nil:
 			u.rec.count(s.Kind, 0, 0, map[string]int{NoteCRDNotFound: 0})
+			continue
+		case access.unlisted[s.Name]:
+			u.rec.count(s.Kind, 0, 0, map[string]int{s.KeepReason: 0, NoteNotListed: 0})
 			continue
 		}
 		pass, err := r.deleteOperands(ctx, s, targets, *u.csv.DeletionTimestamp)
+		if apierrors.IsForbidden(err) {
+			return false, forbiddenOperands(*s, []string{"list"}, "")
+		}
 		if err != nil {
 			return false, err
-		}
-		if len(pass.forbidden) > 0 {
-			f := pass.forbidden[0]
-			return false, &Problem{Reason: BlockedForbidden, Object: fmt.Sprintf("%s %s/%s", s.Kind, f.Namespace, f.Name),
-				Message: fmt.Sprintf("the API server refused to delete %d %s objects (first %s/%s); grant csv-cleaner delete on %s", len(pass.forbidden), s.Kind, f.Namespace, f.Name, s.GVR.GroupResource())}
 		}
 		if pass.deleted > 0 {
 			r.event(u.csv, corev1.EventTypeNormal, "OperandsDeleted", "Delete", "Deleted %d %s objects", pass.deleted, s.Kind)
 		}
+		// What was deleted is counted even when the API server refused some
+		// deletes: the record shows every step that was taken.
 		u.rec.count(s.Kind, pass.found, len(pass.remaining), pass.kept)
+		if len(pass.forbidden) > 0 {
+			f := pass.forbidden[0]
+			p := forbiddenOperands(*s, []string{"delete"}, f.Namespace+"/"+f.Name)
+			p.Message = fmt.Sprintf("the API server refused to delete %d %s objects (first %s/%s): %s", len(pass.forbidden), s.Kind, f.Namespace, f.Name, p.Message)
+			return false, p
+		}
 		if len(pass.remaining) > 0 {
 			left = append(left, waiting{scope: s, pass: pass})
 			blocking = append(blocking, refs(s.Kind, pass.remaining, "Finalizers")...)
@@ -99,6 +113,9 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 		for _, w := range left {
 			gvk := w.scope.GVR.GroupVersion().WithKind(w.scope.CRD.Spec.Names.Kind)
 			stripped, err := r.stripFinalizers(ctx, gvk, w.pass.remaining)
+			if apierrors.IsForbidden(err) {
+				err = forbiddenOperands(*w.scope, []string{"patch"}, "")
+			}
 			for i := range stripped {
 				obj := stripped[i].DeepCopy()
 				obj.SetGroupVersionKind(gvk)
@@ -145,10 +162,16 @@ func (r *Reconciler) countKept(ctx context.Context, u *uninstall, reason string)
 			continue
 		}
 		n := 0
-		if err := r.forEachPage(ctx, s.GVR, s.CRD.Spec.Names.Kind, func(page []metav1.PartialObjectMetadata) error {
+		err := r.forEachPage(ctx, s.GVR, s.CRD.Spec.Names.Kind, func(page []metav1.PartialObjectMetadata) error {
 			n += len(page)
 			return nil
-		}); err != nil {
+		})
+		switch {
+		case apierrors.IsForbidden(err):
+			// Nothing of the kind is deleted: a missing right to count them blocks nothing.
+			u.rec.count(s.Kind, 0, 0, map[string]int{reason: 0, NoteNotListed: 0})
+			continue
+		case err != nil:
 			return err
 		}
 		u.rec.count(s.Kind, 0, 0, map[string]int{reason: n})
@@ -190,6 +213,11 @@ func (r *Reconciler) clusterObjectStep(ctx context.Context, u *uninstall) (bool,
 	return len(blocking) == 0, nil
 }
 
+// Deleting a CRD (crds: Delete) takes delete on every CRD: RBAC cannot
+// narrow it; the admission policy of manifests/admission refuses a CRD
+// without OLM's provenance.
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=delete
+
 var crdKind = rbac.KindName(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
 
 // crdStep deletes, with crds: Delete, the owned CRDs that pass the
@@ -217,6 +245,9 @@ func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
 		left := &metav1.PartialObjectMetadataList{}
 		left.SetGroupVersionKind(s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind + "List"))
 		if err := r.APIReader.List(ctx, left, client.Limit(1)); err != nil {
+			if apierrors.IsForbidden(err) {
+				return false, forbiddenOperands(s, []string{"list"}, "")
+			}
 			return false, fmt.Errorf("listing what is left of %s: %w", s.Name, err)
 		}
 		if len(left.Items) > 0 {

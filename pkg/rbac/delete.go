@@ -80,6 +80,12 @@ func ListOwned(ctx context.Context, reader client.Reader, gvk schema.GroupVersio
 	return owned, nil
 }
 
+// Deleting an owned object takes delete on its kind: RBAC cannot narrow it
+// to objects with the owner labels; the admission policy of
+// manifests/admission does.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=list;delete
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=list;delete
+
 // DeleteOwned deletes every object of the kind that carries all three owner
 // labels for the CSV, each with a UID precondition so that an object
 // re-created under the same name in the meantime is spared. It reads through

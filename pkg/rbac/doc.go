@@ -7,5 +7,7 @@
 // stay in force after OLM deletes them, until the operator's operands are
 // gone. For csv-cleaner's own CSV it keeps a second binding to each of its
 // ClusterRoles (EnsureSelfBindings) and releases its own RBAC in the order
-// that keeps its rights to the end (ReleaseSelf).
+// that keeps its rights to the end (ReleaseSelf). Its rights on operands
+// come from OLM's per-CRD admin roles, aggregated into OperandRole, which
+// OperandBinder binds to csv-cleaner's own identity at start.
 package rbac

@@ -20,6 +20,7 @@ import (
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
+	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
 // Env is the control plane the benchmarks run on, with an admin client fast
@@ -39,7 +40,9 @@ type Env struct {
 
 // Start starts etcd and kube-apiserver and builds csv-cleaner.
 func Start() (*Env, error) {
-	cp, err := controlplane.Start(controlplane.Options{})
+	// Only the ClusterRole aggregation runs besides etcd and kube-apiserver:
+	// it gives csv-cleaner its rights on operands, as in a cluster.
+	cp, err := controlplane.Start(controlplane.Options{ControllerManager: true, Controllers: []string{"clusterrole-aggregation"}})
 	if err != nil {
 		return nil, err
 	}
@@ -58,6 +61,9 @@ func Start() (*Env, error) {
 	}
 	role, err := e.cleanerRole(ctx)
 	if err != nil {
+		return nil, errors.Join(err, e.Stop())
+	}
+	if err := fixtures.ApplyOperandRole(ctx, e.Client); err != nil {
 		return nil, errors.Join(err, e.Stop())
 	}
 	if e.CleanerID, err = e.identity(ctx, "csv-cleaner", role); err != nil {

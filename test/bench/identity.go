@@ -2,10 +2,7 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -13,14 +10,13 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
+	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
 // identityNamespace holds the ServiceAccounts the benchmarks run as.
@@ -74,26 +70,13 @@ func (e *Env) identity(ctx context.Context, name, clusterRole string) (*Identity
 // declares it (controller-gen's output from the RBAC markers), so that the
 // benchmarks also find a request it is not allowed.
 func (e *Env) cleanerRole(ctx context.Context) (string, error) {
-	f, err := os.Open(filepath.Join(controlplane.RepoRoot(), "manifests", "rbac", "role.yaml"))
+	role, err := fixtures.ShippedClusterRole("role.yaml", "csv-cleaner")
 	if err != nil {
 		return "", err
 	}
-	defer func() { _ = f.Close() }()
-	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
-	for {
-		role := &rbacv1.ClusterRole{}
-		if err := dec.Decode(role); errors.Is(err, io.EOF) {
-			return "", errors.New("no ClusterRole in manifests/rbac/role.yaml")
-		} else if err != nil {
-			return "", fmt.Errorf("reading manifests/rbac/role.yaml: %w", err)
-		}
-		if role.Kind != "ClusterRole" {
-			continue
-		}
-		role.Name = "bench-" + role.Name
-		if err := e.Client.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
-			return "", fmt.Errorf("creating ClusterRole %s: %w", role.Name, err)
-		}
-		return role.Name, nil
+	role.Name = "bench-" + role.Name
+	if err := e.Client.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("creating ClusterRole %s: %w", role.Name, err)
 	}
+	return role.Name, nil
 }

@@ -69,7 +69,7 @@ func (r Report) Markdown() string {
 // selfReleaseWorkload describes the self-release benchmark's cluster.
 func (r Report) selfReleaseWorkload() string {
 	s := r.SelfRelease
-	return fmt.Sprintf("%d managed CSVs, each with a ClusterRole and a ClusterRoleBinding that carry its three OLM owner labels, and csv-cleaner's own CSV: %d objects that carry a finalizer of csv-cleaner's", s.CSVs, s.Objects)
+	return fmt.Sprintf("%d managed CSVs, each with a ClusterRole and a ClusterRoleBinding that carry its three OLM owner labels, and csv-cleaner's own CSV and its binding of the operand role: %d objects that carry a finalizer of csv-cleaner's", s.CSVs, s.Objects)
 }
 
 // selfReleaseFinding says what the self-release figures led to.

@@ -29,11 +29,14 @@ func (e *Env) MeasureResume(ctx context.Context, n int) (Resume, error) {
 	if err != nil {
 		return res, err
 	}
-	in := fixtures.Install{Namespace: id, CSVName: id + ".v1.0.0", Targets: ns, CRDs: crds(id), Labels: map[string]string{"bench": id}}
+	in := fixtures.Install{Namespace: id, CSVName: id + ".v1.0.0", Targets: ns, CRDs: crds(id), Labels: map[string]string{"bench": id}, OLMAdminRoles: true}
 	if err := e.policy(ctx, id); err != nil {
 		return res, err
 	}
 	if _, err := in.Create(ctx, e.Client); err != nil {
+		return res, err
+	}
+	if err := e.waitOperandRights(ctx, in.CRDs); err != nil {
 		return res, err
 	}
 	if err := e.operands(ctx, in.CRDs, ns, n); err != nil {

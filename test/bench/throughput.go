@@ -62,12 +62,15 @@ func (e *Env) MeasureThroughput(ctx context.Context, n int) (Throughput, error) 
 	if err != nil {
 		return res, err
 	}
-	in := fixtures.Install{Namespace: id, CSVName: id + ".v1.0.0", Targets: ns, CRDs: crds(id), Labels: map[string]string{"bench": id}}
+	in := fixtures.Install{Namespace: id, CSVName: id + ".v1.0.0", Targets: ns, CRDs: crds(id), Labels: map[string]string{"bench": id}, OLMAdminRoles: true}
 	floorCRDs := crds(id + "-floor")
 	if err := e.policy(ctx, id); err != nil {
 		return res, err
 	}
 	if _, err := in.Create(ctx, e.Client); err != nil {
+		return res, err
+	}
+	if err := e.waitOperandRights(ctx, in.CRDs); err != nil {
 		return res, err
 	}
 	for _, c := range floorCRDs {

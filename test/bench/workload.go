@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -83,6 +84,18 @@ func crds(id string) []fixtures.CRD {
 		{Group: group, Kind: "Beta", Plural: "betas"},
 		{Group: group, Kind: "Gamma", Plural: "gammas"},
 	}
+}
+
+// waitOperandRights waits until csv-cleaner's operand role has aggregated
+// OLM's admin role of each CRD (fixtures.Install.OLMAdminRoles): csv-cleaner
+// may then delete their instances, and no uninstall measured waits on it.
+func (e *Env) waitOperandRights(ctx context.Context, crds []fixtures.CRD) error {
+	for _, c := range crds {
+		if err := fixtures.WaitAggregated(ctx, e.Client, rbac.OperandRole, c.Group, c.Plural); err != nil {
+			return fmt.Errorf("waiting for csv-cleaner's rights on %s: %w", c.Name(), err)
+		}
+	}
+	return nil
 }
 
 // policy creates a CleanupPolicy that selects the CSVs labelled bench=<id>.

@@ -144,13 +144,17 @@ func (cl *Cleaner) start() (*cleanerProcess, error) {
 	}
 	cl.seq++
 	p := &cleanerProcess{metrics: "127.0.0.1:" + strconv.Itoa(ports[0]), probe: "127.0.0.1:" + strconv.Itoa(ports[1])}
-	args := append([]string{
+	args := []string{
 		"--kubeconfig=" + cmp.Or(cl.Kubeconfig, cl.c.Kubeconfig),
 		"--metrics-bind-address=" + p.metrics, "--metrics-secure=" + strconv.FormatBool(cl.SecureMetrics), "--health-probe-bind-address=" + p.probe,
 		"--leader-elect", "--leader-election-namespace=" + cl.Namespace,
 		// A standby takes over within 4 s of a crashed leader's last renewal.
 		"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=500ms",
-	}, cl.Args...)
+	}
+	if cl.Kubeconfig == "" {
+		args = append(args, "--operand-role=") // the cluster's admin: no operand role to bind
+	}
+	args = append(args, cl.Args...)
 	var err error
 	p.Process, err = cl.c.startProcess(fmt.Sprintf("%s-%d", cmp.Or(cl.name, "csv-cleaner"), cl.seq), cl.bin, args, cl.Env)
 	return p, err

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	olmcrds "github.com/operator-framework/api/crds"
@@ -23,8 +24,10 @@ import (
 type Options struct {
 	// BinDir holds etcd, kube-apiserver and kube-controller-manager; default: the repository's bin/.
 	BinDir string
-	// ControllerManager starts kube-controller-manager with the namespace and garbage-collector controllers.
+	// ControllerManager starts kube-controller-manager with the namespace, garbage-collector, Deployment, ReplicaSet and ClusterRole aggregation controllers.
 	ControllerManager bool
+	// Controllers, when set, are the only controllers kube-controller-manager runs.
+	Controllers []string
 	// LogDir receives the logs of the processes started here; default: a temporary folder.
 	LogDir string
 }
@@ -109,14 +112,17 @@ func Start(opts Options) (*ControlPlane, error) {
 	}
 	cp.Config = admin.Config()
 	if opts.ControllerManager {
-		if err := cp.startControllerManager(opts.BinDir); err != nil {
+		if err := cp.startControllerManager(opts.BinDir, opts.Controllers); err != nil {
 			return nil, errors.Join(err, cp.Stop())
 		}
 	}
 	return cp, nil
 }
 
-func (cp *ControlPlane) startControllerManager(binDir string) error {
+func (cp *ControlPlane) startControllerManager(binDir string, controllers []string) error {
+	if len(controllers) == 0 {
+		controllers = []string{"namespace", "garbagecollector", "deployment", "replicaset", "clusterrole-aggregation"}
+	}
 	port, err := FreePort()
 	if err != nil {
 		return err
@@ -125,7 +131,7 @@ func (cp *ControlPlane) startControllerManager(binDir string) error {
 		"--kubeconfig=" + cp.Kubeconfig,
 		"--authentication-kubeconfig=" + cp.Kubeconfig,
 		"--authorization-kubeconfig=" + cp.Kubeconfig,
-		"--controllers=namespace,garbagecollector,deployment,replicaset",
+		"--controllers=" + strings.Join(controllers, ","),
 		"--leader-elect=false",
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(port),

@@ -73,6 +73,15 @@ var _ = Describe("csv-cleaner installed through OperatorHub", func() {
 		roles := &rbacv1.ClusterRoleList{}
 		Expect(kc.Client.List(ctx, roles, client.MatchingLabelsSelector{Selector: rbac.OwnerSelector(self)})).To(Succeed())
 		Expect(roles.Items).NotTo(BeEmpty(), "OLM creates csv-cleaner's ClusterRole from the bundle's clusterPermissions")
+		for _, r := range roles.Items {
+			for _, rule := range r.Rules {
+				Expect(rule.APIGroups).NotTo(ContainElement("*"), "ClusterRole %s", r.Name)
+				Expect(rule.Resources).NotTo(ContainElement("*"), "ClusterRole %s", r.Name)
+			}
+		}
+		operandRole := &rbacv1.ClusterRole{}
+		Expect(kc.Client.Get(ctx, client.ObjectKey{Name: rbac.OperandRole}, operandRole)).To(Succeed(), "the bundle ships the aggregated operand role")
+		Expect(operandRole.AggregationRule).NotTo(BeNil())
 		for _, name := range []string{"cleanuppolicies.cleanup.csv-cleaner.io", "csvcleanups.cleanup.csv-cleaner.io"} {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
 			Expect(kc.Client.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())
@@ -91,20 +100,40 @@ var _ = Describe("csv-cleaner installed through OperatorHub", func() {
 			csv := &operatorsv1alpha1.ClusterServiceVersion{}
 			return csv.Finalizers, kc.Client.Get(ctx, self, csv)
 		}).WithContext(ctx).Should(ContainElement(cleanup.DefaultFinalizer), "csv-cleaner holds its own CSV")
+		operandSubject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: sub.Namespace, Name: "csv-cleaner"}
+		Eventually(func(ctx context.Context) ([]rbacv1.ClusterRoleBinding, error) {
+			bindings := &rbacv1.ClusterRoleBindingList{}
+			err := kc.Client.List(ctx, bindings, client.MatchingLabels{rbac.OperandBindingLabel: "true"})
+			return bindings.Items, err
+		}).WithContext(ctx).Should(ConsistOf(And(
+			HaveField("RoleRef.Name", rbac.OperandRole),
+			HaveField("Subjects", Equal([]rbacv1.Subject{operandSubject})),
+			HaveField("Labels", HaveKeyWithValue(rbac.OwnerKey, self.Name)),
+		)), "csv-cleaner binds its operand role to its ServiceAccount, owned by its CSV")
 
 		By("serving metrics over HTTPS only to a token that may get /metrics (ClusterRole csv-cleaner-metrics-reader, from the bundle)")
 		Expect(kc.Client.Get(ctx, client.ObjectKey{Name: "csv-cleaner-metrics-reader"}, &rbacv1.ClusterRole{})).To(Succeed())
 		url := installed.MetricsURLs()[0]
 		Expect(strings.HasPrefix(url, "https://")).To(BeTrue())
-		Expect(metricsStatus(ctx, url, "")).To(Equal(http.StatusUnauthorized))
+		// The HTTPS server starts once its certificate is made, possibly after the replica reports ready.
+		Eventually(func(ctx context.Context) int { return metricsStatus(ctx, url, "") }).WithContext(ctx).Should(Equal(http.StatusUnauthorized))
 		denied := serviceAccountToken(ctx, types.NamespacedName{Namespace: sub.Namespace, Name: "metrics-denied"}, "")
 		Expect(metricsStatus(ctx, url, denied)).To(Equal(http.StatusForbidden))
 		reader := serviceAccountToken(ctx, types.NamespacedName{Namespace: sub.Namespace, Name: "metrics-reader"}, "csv-cleaner-metrics-reader")
 		Eventually(func(ctx context.Context) int { return metricsStatus(ctx, url, reader) }).WithContext(ctx).Should(Equal(http.StatusOK))
 
-		By("scale-down-then-delete of an operator, through it")
+		By("scale-down-then-delete of an operator, through it, with the rights OLM's per-CRD admin role gives")
 		in := newInstall(hubOperator)
-		in.create(ctx)
+		hubCSV := in.create(ctx)
+		adminRole := &rbacv1.ClusterRole{}
+		Eventually(func(ctx context.Context) error {
+			return kc.Client.Get(ctx, client.ObjectKey{Name: in.crd().Name() + "-v1-admin"}, adminRole)
+		}).WithContext(ctx).Should(Succeed(), "OLM makes a per-CRD admin role once the CSV has Succeeded")
+		Expect(adminRole.Labels).To(HaveKeyWithValue(rbac.AggregateToAdminLabel, "true"))
+		Expect(adminRole.Labels).To(HaveKeyWithValue(rbac.OLMManagedLabel, "true"))
+		Expect(fixtures.WaitAggregated(ctx, kc.Client, rbac.OperandRole, in.crd().Group, in.crd().Plural)).To(Succeed())
+		GinkgoWriter.Printf("OLM's admin role for %s was created %s after the CSV's creation and aggregated by %s\n", in.crd().Name(),
+			adminRole.CreationTimestamp.Sub(hubCSV.CreationTimestamp.Time), time.Since(hubCSV.CreationTimestamp.Time).Round(time.Millisecond))
 		for _, ns := range []string{in.ns("a"), in.ns("b"), in.ns("out")} {
 			in.widget(ctx, ns, "w1")
 		}
@@ -148,7 +177,16 @@ var _ = Describe("csv-cleaner installed through OperatorHub", func() {
 			bindings := &rbacv1.ClusterRoleBindingList{}
 			g.Expect(kc.Client.List(ctx, bindings, client.HasLabels{rbac.SelfBindingLabel})).To(Succeed())
 			g.Expect(bindings.Items).To(BeEmpty(), "the garbage collector removes csv-cleaner's own binding with its ClusterRole")
+			g.Expect(kc.Client.List(ctx, bindings, client.HasLabels{rbac.OperandBindingLabel})).To(Succeed())
+			g.Expect(bindings.Items).To(BeEmpty(), "OLM deletes csv-cleaner's binding of its operand role with its CSV")
 		}).WithContext(ctx).Should(Succeed())
+		// OLM leaves the ClusterRoles a bundle ships as objects (it labels them olm.managed only);
+		// with csv-cleaner's binding gone, csv-cleaner-operands grants nobody anything.
+		leftover := "still there"
+		if err := kc.Client.Get(ctx, client.ObjectKey{Name: rbac.OperandRole}, &rbacv1.ClusterRole{}); err != nil {
+			leftover = err.Error()
+		}
+		GinkgoWriter.Printf("After csv-cleaner's uninstall, ClusterRole %s: %s\n", rbac.OperandRole, leftover)
 		Expect(held.finalizers(ctx)).NotTo(ContainElement(cleanup.DefaultFinalizer))
 		Expect(held.remaining(ctx)).To(ContainElement("CSV "+held.csvKey().String()), "csv-cleaner let go of the operator, it did not uninstall it")
 	})

@@ -35,7 +35,7 @@ var _ = Describe("The csv-cleaner binary", func() {
 		p, err := controlplane.StartProcess("csv-cleaner", bin, []string{
 			"--kubeconfig=" + cp.Kubeconfig, "--leader-elect", "--leader-election-namespace=default",
 			"--metrics-bind-address=" + metrics, "--metrics-secure=false", "--health-probe-bind-address=" + probes,
-			"--finalizer=" + secondFinalizer,
+			"--finalizer=" + secondFinalizer, "--operand-role=", // an admin: no operand role to bind
 		}, nil, dir)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() {

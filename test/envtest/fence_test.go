@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -68,6 +69,7 @@ var _ = Describe("The admission policy make deploy applies", func() {
 
 		By("creating objects csv-cleaner's rules never delete or change")
 		s := newScenario("fence")
+		s.install.OLMAdminRoles = true
 		s.createPolicy(ctx, func(p *cleanupv1alpha1.CleanupPolicySpec) { p.CRDs = cleanupv1alpha1.Delete })
 		s.create(ctx)
 		s.operand(ctx, 0, s.ns("a"), "w1")
@@ -129,13 +131,19 @@ var _ = Describe("The admission policy make deploy applies", func() {
 		finalized.Finalizers = append(finalized.Finalizers, "fence.example.com/test")
 		Expect(as.Patch(ctx, finalized, client.MergeFrom(csv), client.DryRunAll)).To(Succeed())
 
-		By("running csv-cleaner as that ServiceAccount: the uninstall completes, its CRD included")
-		stopManager()
-		startManagerAs(saCfg)
-		DeferCleanup(func() {
-			stopManager()
-			startManager()
-		})
+		By("refusing a ClusterRoleBinding for anyone but csv-cleaner itself, even of the one role it may bind")
+		operandBinding := func(subject rbacv1.Subject) *rbacv1.ClusterRoleBinding {
+			return &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: s.id + "-operands"},
+				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: rbac.OperandRole},
+				Subjects: []rbacv1.Subject{subject}}
+		}
+		Expect(fixtures.ApplyOperandRole(ctx, k8s)).To(Succeed())
+		Expect(as.Create(ctx, operandBinding(rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "mallory"}), client.DryRunAll)).
+			To(MatchError(ContainSubstring("csv-cleaner may create only ClusterRoleBindings whose one subject is its own ServiceAccount")))
+		Expect(as.Create(ctx, operandBinding(deployedSubject), client.DryRunAll)).To(Succeed())
+
+		By("running csv-cleaner as that ServiceAccount with the shipped RBAC: the uninstall completes, its CRD included")
+		runShippedAs(ctx, saCfg)
 		s.waitFinalizer(ctx)
 		s.uninstall(ctx)
 		Eventually(s.remaining).WithContext(ctx).Should(ConsistOf("ClusterRole "+s.id+"-plain", "ClusterRoleBinding "+s.id+"-plain", "ValidatingWebhookConfiguration "+s.id+"-plain"))

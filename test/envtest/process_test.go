@@ -76,6 +76,7 @@ func startCleaner(ctx context.Context, name string, csv types.NamespacedName) *c
 		"--kubeconfig=" + cp.Kubeconfig, "--metrics-bind-address=" + p.metrics, "--metrics-secure=false", "--health-probe-bind-address=" + p.probe,
 		"--leader-elect", "--leader-election-namespace=" + csv.Namespace,
 		"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=500ms",
+		"--operand-role=", // an admin: no operand role to bind
 	}, []string{"POD_NAMESPACE=" + csv.Namespace, "OPERATOR_CONDITION_NAME=" + csv.Name}, cp.LogDir)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(p.Kill)

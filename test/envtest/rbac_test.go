@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
+	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -17,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -25,10 +29,8 @@ import (
 // shippedRole is manifests/rbac/role.yaml, the ClusterRole csv-cleaner ships with.
 func shippedRole() *rbacv1.ClusterRole {
 	GinkgoHelper()
-	b, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "manifests", "rbac", "role.yaml"))
+	role, err := fixtures.ShippedClusterRole("role.yaml", "csv-cleaner")
 	Expect(err).NotTo(HaveOccurred())
-	role := &rbacv1.ClusterRole{}
-	Expect(yaml.Unmarshal(b, role)).To(Succeed())
 	Expect(role.Rules).NotTo(BeEmpty())
 	return role
 }
@@ -59,56 +61,185 @@ func asUser(user string) *rest.Config {
 	return rest.CopyConfig(authn.Config())
 }
 
-// runAs binds role to a new user and restarts csv-cleaner as that user for the rest of the spec.
-func runAs(ctx context.Context, user string, role *rbacv1.ClusterRole) {
+// runShipped runs csv-cleaner, for the rest of the spec, as its
+// ServiceAccount holding nothing but the shipped RBAC: the ClusterRole of
+// role.yaml, bound as make deploy binds it, and the aggregated operand role
+// of operand_role.yaml, which csv-cleaner binds to itself at start. It
+// returns the ServiceAccount's client configuration.
+func runShipped(ctx context.Context) *rest.Config {
 	GinkgoHelper()
-	bindRole(ctx, user, role, rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user})
-	cfg := asUser(user)
+	cfg := deployedServiceAccount(ctx)
+	runShippedAs(ctx, cfg)
+	return cfg
+}
+
+// runShippedAs is runShipped with the ServiceAccount's configuration made already.
+func runShippedAs(ctx context.Context, cfg *rest.Config) {
+	GinkgoHelper()
+	Expect(fixtures.ApplyOperandRole(ctx, k8s)).To(Succeed())
 	stopManager()
-	startManagerAs(cfg)
+	startManagerAs(cfg, func(o *cleanup.SetupOptions) { o.OperandRole = rbac.OperandRole })
 	DeferCleanup(func() {
 		stopManager()
 		startManager()
 	})
 }
 
-var _ = Describe("csv-cleaner's own permissions", func() {
-	It("are enough with the shipped ClusterRole to complete an uninstall", func(ctx SpecContext) {
-		runAs(ctx, "csv-cleaner-shipped", shippedRole())
-		s := newScenario("shipped")
+// deployedSubject is csv-cleaner's ServiceAccount as deployedServiceAccount makes it.
+var deployedSubject = rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "csv-cleaner", Name: "csv-cleaner"}
+
+// access asks the API server whether csv-cleaner's ServiceAccount may do
+// verb on resource (group/resource, name optional), in every namespace.
+func access(ctx context.Context, verb, group, resource, name string) bool {
+	GinkgoHelper()
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:               "system:serviceaccount:csv-cleaner:csv-cleaner",
+		Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:csv-cleaner", "system:authenticated"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: group, Resource: resource, Name: name},
+	}}
+	Expect(k8s.Create(ctx, sar)).To(Succeed())
+	return sar.Status.Allowed
+}
+
+// readmeBlock returns the first ```yaml block of the README after heading.
+func readmeBlock(heading string) string {
+	GinkgoHelper()
+	raw, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "README.md"))
+	Expect(err).NotTo(HaveOccurred())
+	_, after, found := strings.Cut(string(raw), heading+"\n")
+	Expect(found).To(BeTrue(), "README has no heading %q", heading)
+	_, block, found := strings.Cut(after, "```yaml\n")
+	Expect(found).To(BeTrue(), "no yaml block after %q", heading)
+	block, _, found = strings.Cut(block, "```")
+	Expect(found).To(BeTrue())
+	return block
+}
+
+var _ = Describe("csv-cleaner's own permissions, as shipped", Ordered, func() {
+	// One install, two owned CRDs: OLM made its per-CRD admin role for
+	// Widget, not for Gadget (a CRD OLM did not install).
+	s := newScenario("lp")
+	s.install.OLMAdminRoles = true
+	s.install.CRDs = append(s.install.CRDs, fixtures.CRD{Group: "lp-gadgets.example.com", Kind: "Gadget", Plural: "gadgets", NoAdminRole: true})
+	widgets, gadgets := s.crd(0), s.crd(1)
+	var saCfg *rest.Config
+
+	BeforeAll(func(ctx SpecContext) {
+		saCfg = runShipped(ctx)
 		s.createPolicy(ctx)
-		s.installWithOperand(ctx)
-		s.uninstall(ctx)
-		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
-		Expect(s.phase(ctx)).To(Equal("Completed/"))
-		Expect(s.eventReasons(ctx)).To(ContainElement("CleanupCompleted"))
+		s.create(ctx)
+		s.operand(ctx, 0, s.ns("a"), "w1")
+		s.operand(ctx, 1, s.ns("a"), "g1")
+		s.ownedRBAC(ctx, "role")
+		s.waitFinalizer(ctx)
+		Expect(fixtures.WaitAggregated(ctx, k8s, rbac.OperandRole, widgets.Group, widgets.Plural)).To(Succeed())
 	})
 
-	It("block the uninstall, deleting nothing more, while a delete is refused, and it resumes once granted", func(ctx SpecContext) {
-		s := newScenario("forbidden")
-		// The shipped role, but delete only on RBAC, webhooks and CRDs: not on the operands' group.
-		role := shippedRole()
-		role.Rules = slices.DeleteFunc(role.Rules, func(r rbacv1.PolicyRule) bool { return slices.Contains(r.APIGroups, "*") })
-		role.Rules = append(role.Rules,
-			rbacv1.PolicyRule{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"list"}},
-			rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io"}, Resources: []string{"*"}, Verbs: []string{"delete", "patch"}})
-		runAs(ctx, "csv-cleaner-restricted", role)
-		s.createPolicy(ctx)
-		s.installWithOperand(ctx)
+	It("bind the aggregated operand role to csv-cleaner's ServiceAccount, and to nothing else", func(ctx SpecContext) {
+		var bindings rbacv1.ClusterRoleBindingList
+		Eventually(func(ctx context.Context) ([]rbacv1.ClusterRoleBinding, error) {
+			err := k8s.List(ctx, &bindings, client.MatchingLabels{rbac.OperandBindingLabel: "true"})
+			return bindings.Items, err
+		}).WithContext(ctx).Should(ContainElement(And(
+			HaveField("RoleRef.Name", rbac.OperandRole),
+			HaveField("Subjects", Equal([]rbacv1.Subject{deployedSubject})),
+		)))
+		role := &rbacv1.ClusterRole{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: rbac.OperandRole}, role)).To(Succeed())
+		Expect(role.Rules).To(ContainElement(HaveField("APIGroups", ContainElement(widgets.Group))))
+		Expect(role.Rules).NotTo(ContainElement(HaveField("APIGroups", ContainElement(gadgets.Group))))
+	})
+
+	DescribeTable("SubjectAccessReviews for csv-cleaner's ServiceAccount",
+		func(ctx SpecContext, allowed bool, verb, group, resource, name string) {
+			Expect(access(ctx, verb, group, resource, name)).To(Equal(allowed))
+		},
+		Entry("list the OLM-installed CRD's instances", true, "list", "lp.example.com", "widgets", ""),
+		Entry("delete the OLM-installed CRD's instances", true, "delete", "lp.example.com", "widgets", ""),
+		Entry("patch the OLM-installed CRD's instances", true, "patch", "lp.example.com", "widgets", ""),
+		Entry("patch CSVs", true, "patch", "operators.coreos.com", "clusterserviceversions", ""),
+		Entry("delete ClusterRoles (the policy narrows it to OLM's owner labels)", true, "delete", "rbac.authorization.k8s.io", "clusterroles", ""),
+		Entry("delete ClusterRoleBindings", true, "delete", "rbac.authorization.k8s.io", "clusterrolebindings", ""),
+		Entry("delete ValidatingWebhookConfigurations", true, "delete", "admissionregistration.k8s.io", "validatingwebhookconfigurations", ""),
+		Entry("delete MutatingWebhookConfigurations", true, "delete", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", ""),
+		Entry("bind its operand role", true, "bind", "rbac.authorization.k8s.io", "clusterroles", rbac.OperandRole),
+
+		Entry("not get Secrets", false, "get", "", "secrets", ""),
+		Entry("not list Secrets", false, "list", "", "secrets", ""),
+		Entry("not delete Secrets", false, "delete", "", "secrets", ""),
+		Entry("not patch Secrets", false, "patch", "", "secrets", ""),
+		Entry("not get ConfigMaps", false, "get", "", "configmaps", ""),
+		Entry("not delete ConfigMaps", false, "delete", "", "configmaps", ""),
+		Entry("not patch ConfigMaps", false, "patch", "", "configmaps", ""),
+		Entry("not get Pods", false, "get", "", "pods", ""),
+		Entry("not delete Pods", false, "delete", "", "pods", ""),
+		Entry("not patch Pods", false, "patch", "", "pods", ""),
+		Entry("not patch Deployments", false, "patch", "apps", "deployments", ""),
+		Entry("not delete Deployments", false, "delete", "apps", "deployments", ""),
+		Entry("not get DaemonSets", false, "get", "apps", "daemonsets", ""),
+		Entry("not delete DaemonSets", false, "delete", "apps", "daemonsets", ""),
+		Entry("not patch DaemonSets", false, "patch", "apps", "daemonsets", ""),
+		Entry("not delete Namespaces", false, "delete", "", "namespaces", ""),
+		Entry("not patch Namespaces", false, "patch", "", "namespaces", ""),
+		Entry("not get Nodes", false, "get", "", "nodes", ""),
+		Entry("not delete Nodes", false, "delete", "", "nodes", ""),
+		Entry("not patch Nodes", false, "patch", "", "nodes", ""),
+		Entry("not list the other CRD's instances", false, "list", "lp-gadgets.example.com", "gadgets", ""),
+		Entry("not delete the other CRD's instances", false, "delete", "lp-gadgets.example.com", "gadgets", ""),
+		Entry("not patch the other CRD's instances", false, "patch", "lp-gadgets.example.com", "gadgets", ""),
+		Entry("not create ClusterRoles", false, "create", "rbac.authorization.k8s.io", "clusterroles", ""),
+		Entry("not create Roles", false, "create", "rbac.authorization.k8s.io", "roles", ""),
+		Entry("not create RoleBindings", false, "create", "rbac.authorization.k8s.io", "rolebindings", ""),
+		Entry("not bind cluster-admin", false, "bind", "rbac.authorization.k8s.io", "clusterroles", "cluster-admin"),
+		Entry("not escalate ClusterRoles", false, "escalate", "rbac.authorization.k8s.io", "clusterroles", ""),
+		Entry("not impersonate users", false, "impersonate", "", "users", ""),
+		Entry("not impersonate ServiceAccounts", false, "impersonate", "", "serviceaccounts", ""),
+		Entry("not anything on everything", false, "*", "*", "*", ""),
+	)
+
+	It("cannot create RBAC other than its own binding", func(ctx SpecContext) {
+		as, err := client.New(saCfg, client.Options{Scheme: k8s.Scheme()})
+		Expect(err).NotTo(HaveOccurred())
+		forbidden := func(obj client.Object) {
+			GinkgoHelper()
+			Expect(as.Create(ctx, obj, client.DryRunAll)).To(Satisfy(apierrors.IsForbidden), "%T %s", obj, obj.GetName())
+		}
+		forbidden(&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "lp-admin"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+			Subjects: []rbacv1.Subject{deployedSubject}})
+		forbidden(&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "lp-everything"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}})
+		forbidden(&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "lp-admin"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
+			Subjects: []rbacv1.Subject{deployedSubject}})
+		// Its own binding, as it makes it at start: allowed (a dry run).
+		Expect(as.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "lp-operands"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: rbac.OperandRole},
+			Subjects: []rbacv1.Subject{deployedSubject}}, client.DryRunAll)).To(Succeed())
+	})
+
+	It("block the uninstall, deleting nothing, on the CRD OLM did not install, naming the kind, the verbs and the label, and it resumes once the README's role is applied", func(ctx SpecContext) {
 		s.deleteCSV(ctx)
 		s.waitPhase(ctx, "Blocked/Forbidden")
-		Expect(s.record(ctx).Status.Message).To(ContainSubstring(s.ns("a") + "/w1"))
+		msg := s.record(ctx).Status.Message
+		Expect(msg).To(ContainSubstring("csv-cleaner may not list, delete gadgets.lp-gadgets.example.com (kind Gadget.lp-gadgets.example.com)"))
+		Expect(msg).To(ContainSubstring("rbac.authorization.k8s.io/aggregate-to-admin=true"))
+		Expect(msg).To(ContainSubstring(rbac.OperandGrantLabel + "=true"))
 		Expect(s.eventReasons(ctx)).To(ContainElement("Blocked"))
-		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name(), "CSV", "ClusterRole forbidden-role", "ClusterRoleBinding forbidden-role", "Widget " + s.ns("a") + "/w1"}))
+		// Nothing deleted, not even the Widget csv-cleaner may delete.
+		Expect(s.remaining(ctx)).To(ContainElements("Widget "+s.ns("a")+"/w1", "Gadget "+s.ns("a")+"/g1", "CSV", "ClusterRole lp-role"))
 
-		By("granting delete on the operands' group")
-		granted := &rbacv1.ClusterRole{}
-		Expect(k8s.Get(ctx, client.ObjectKey{Name: "csv-cleaner-restricted"}, granted)).To(Succeed())
-		base := granted.DeepCopy()
-		granted.Rules = append(granted.Rules, rbacv1.PolicyRule{APIGroups: []string{s.crd(0).Group}, Resources: []string{"*"}, Verbs: []string{"delete", "patch"}})
-		Expect(k8s.Patch(ctx, granted, client.MergeFrom(base))).To(Succeed())
-		s.csvGone(ctx)
-		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
+		By("applying the ClusterRole the README shows, for the Gadget's group")
+		grant := &rbacv1.ClusterRole{}
+		Expect(yaml.Unmarshal([]byte(strings.ReplaceAll(readmeBlock("#### Operands of CRDs OLM did not install"), "example.com", gadgets.Group)), grant)).To(Succeed())
+		Expect(grant.Labels).To(HaveKeyWithValue(rbac.OperandGrantLabel, "true"))
+		Expect(k8s.Create(ctx, grant)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, grant))).To(Succeed()) })
+
+		Eventually(func(ctx context.Context) error { _, err := s.getCSV(ctx); return err }).WithContext(ctx).
+			WithTimeout(90 * time.Second).Should(Satisfy(apierrors.IsNotFound))
+		Expect(s.remaining(ctx)).To(ConsistOf("CRD "+widgets.Name(), "CRD "+gadgets.Name()))
+		Expect(s.phase(ctx)).To(Equal("Completed/"))
 	})
 })
 

@@ -1,0 +1,98 @@
+package cleanup
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+)
+
+// NoteNotListed marks an owned CRD whose instances are all kept and which
+// csv-cleaner may not list: they were not counted.
+const NoteNotListed = "NotListed"
+
+// operandAccess is what csv-cleaner may do on the operands of the owned CRDs.
+type operandAccess struct {
+	// problem blocks the uninstall: a right it needs on a kind it deletes is missing.
+	problem *Problem
+	// unlisted are the CRDs (by name) whose instances are all kept and which
+	// it may not list: they are noted, not counted.
+	unlisted map[string]bool
+}
+
+// checkOperandAccess asks the API server, before anything is deleted,
+// whether csv-cleaner may do what the operand step will do on each owned
+// CRD's instances, cluster-wide: list them, delete them unless they are all
+// kept, and patch their finalizers away when onTimeout is RemoveFinalizers.
+// Its rights on operands come only from the ClusterRoles aggregated into
+// rbac.OperandRole, so they can be missing for one CRD and present for
+// another; the uninstall then deletes nothing of any CRD until every right
+// it needs is there, rather than stopping half-way.
+func (r *Reconciler) checkOperandAccess(ctx context.Context, scopes []CRDScope, onTimeout cleanupv1alpha1.TimeoutAction) (operandAccess, error) {
+	access := operandAccess{unlisted: map[string]bool{}}
+	var problems []Problem
+	for _, s := range scopes {
+		if s.CRD == nil {
+			continue
+		}
+		verbs := []string{"list"}
+		if s.KeepReason == "" {
+			verbs = append(verbs, "delete")
+			if onTimeout == cleanupv1alpha1.TimeoutRemoveFinalizers {
+				verbs = append(verbs, "patch")
+			}
+		}
+		var denied []string
+		for _, verb := range verbs {
+			ok, err := r.mayDo(ctx, s, verb)
+			if err != nil {
+				return access, err
+			}
+			if !ok {
+				denied = append(denied, verb)
+			}
+		}
+		switch {
+		case len(denied) == 0:
+		case s.KeepReason != "":
+			access.unlisted[s.Name] = true
+		default:
+			problems = append(problems, *forbiddenOperands(s, denied, ""))
+		}
+	}
+	if len(problems) > 0 {
+		access.problem = joinProblems(problems)
+	}
+	return access, nil
+}
+
+// mayDo asks the API server whether csv-cleaner may do verb on the scope's
+// resource in every namespace (a SelfSubjectAccessReview, which every
+// identity may create).
+func (r *Reconciler) mayDo(ctx context.Context, s CRDScope, verb string) (bool, error) {
+	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: s.GVR.Group, Resource: s.GVR.Resource},
+	}}
+	if err := r.Client.Create(ctx, review); err != nil {
+		return false, fmt.Errorf("asking whether csv-cleaner may %s %s: %w", verb, s.GVR.GroupResource(), err)
+	}
+	return review.Status.Allowed, nil
+}
+
+// forbiddenOperands blocks an uninstall on the verbs csv-cleaner may not
+// use on a kind's instances; first names an instance the API server
+// refused, if one was.
+func forbiddenOperands(s CRDScope, verbs []string, first string) *Problem {
+	object := s.Kind
+	if first != "" {
+		object += " " + first
+	}
+	gr := s.GVR.GroupResource().String()
+	return &Problem{Reason: BlockedForbidden, Object: object,
+		Message: fmt.Sprintf("csv-cleaner may not %s %s (kind %s): %s; the uninstall resumes on its own once it may",
+			strings.Join(verbs, ", "), gr, s.Kind, rbac.HowToGrant(gr))}
+}

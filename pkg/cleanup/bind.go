@@ -1,0 +1,62 @@
+package cleanup
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+)
+
+// operandBinding binds csv-cleaner's identity to its operand role at start
+// (rbac.OperandBinder), retrying until it has: the role may not exist yet
+// (OLM creates a bundle's objects in some order) and the API server may be
+// away. Every replica does it, leader or not; the binding's name is the same
+// for all of them.
+type operandBinding struct {
+	binder rbac.OperandBinder
+	// reviews asks who csv-cleaner is.
+	reviews client.Writer
+	log     logr.Logger
+}
+
+// NeedLeaderElection is false: a standby is ready with its rights when it takes over.
+func (b operandBinding) NeedLeaderElection() bool { return false }
+
+// Start ensures the binding, then returns; it never fails the manager.
+func (b operandBinding) Start(ctx context.Context) error {
+	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Cap: 30 * time.Second, Steps: math.MaxInt32}
+	for {
+		err := b.once(ctx)
+		if err == nil || ctx.Err() != nil {
+			return nil
+		}
+		delay := backoff.Step()
+		b.log.Error(err, "Binding csv-cleaner to its operand ClusterRole failed; uninstalls that delete operands stay Blocked (Forbidden) until it succeeds",
+			"clusterRole", b.binder.Role, "retryIn", delay.String())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(delay):
+		}
+	}
+}
+
+func (b operandBinding) once(ctx context.Context) error {
+	subject, err := rbac.Whoami(ctx, b.reviews)
+	if err != nil {
+		return err
+	}
+	name, created, err := b.binder.Ensure(ctx, subject)
+	if err != nil {
+		return err
+	}
+	if created {
+		b.log.Info("Bound csv-cleaner to its operand ClusterRole", "clusterRole", b.binder.Role, "clusterRoleBinding", name, "subject", subject.Kind+" "+subject.Namespace+"/"+subject.Name)
+	}
+	return nil
+}
