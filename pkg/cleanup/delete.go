@@ -86,6 +86,10 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 	for _, s := range steps {
 		done, err := s.run(ctx, u)
 		var problem *Problem
+		if refusal, ok := ClassifyRefusal(err); ok && !errors.As(err, &problem) {
+			// A request of this step that the API server refuses is never silent.
+			err = &Problem{Reason: refusal.Reason, Object: "step " + s.name, Message: err.Error() + "; " + refusal.advice()}
+		}
 		switch {
 		case errors.As(err, &problem):
 			log.Info("Uninstall is blocked", "step", s.name, "reason", problem.Reason, "object", problem.Object, "message", problem.Message)
@@ -100,7 +104,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 		}
 	}
 
-	rec.completed(metav1.NewTime(now), "Everything the policy asked for is done; the CSV is released")
+	// Completed now, not when this reconcile began: its steps may have taken a while.
+	done := time.Now()
+	rec.completed(metav1.NewTime(done), "Everything the policy asked for is done; the CSV is released")
 	if err := r.save(ctx, rec); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -109,7 +115,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 		return ctrl.Result{}, err
 	}
 	if rec.prev.Phase != cleanupv1alpha1.PhaseCompleted {
-		took := now.Sub(csv.DeletionTimestamp.Time)
+		took := done.Sub(csv.DeletionTimestamp.Time)
 		uninstalls.WithLabelValues(resultCompleted, "").Inc()
 		uninstallDuration.Observe(took.Seconds())
 		r.event(csv, corev1.EventTypeNormal, "CleanupCompleted", "Uninstall", "Uninstall completed in %s", took.Round(time.Second))

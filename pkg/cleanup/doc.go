@@ -17,7 +17,13 @@
 // deletes any operand it asks the API server whether it may (access.go):
 // its rights on operands are only those aggregated into its operand role,
 // which it binds to itself at start (bind.go); a missing one blocks the
-// uninstall as Forbidden, naming the label that grants it.
+// uninstall as Forbidden, naming the label that grants it. Every other
+// refusal of its requests (a webhook, an admission policy, a conversion)
+// is classified (ClassifyRefusal, refusal.go) and blocks the uninstall at
+// once, onTimeout applying to refused operands as to stuck ones; the
+// operator's own refusing webhooks go at once while it is unavailable
+// (webhooks.go). DecideTargets (targets.go) reads the target namespaces and
+// never widens them.
 //
 // The decisions are pure functions with table tests: SelectPolicy, Classify,
 // DecideSelf, ScopeCRDs and PlanOperands, and the finalizer list edits. The Reconciler

@@ -46,26 +46,24 @@ func (r *Reconciler) namespaceTerminating(ctx context.Context, name string) (boo
 	return !ns.DeletionTimestamp.IsZero() || ns.Status.Phase == corev1.NamespaceTerminating, nil
 }
 
-// targetNamespaces returns the namespaces the CSV operates on: its
-// OperatorGroup's status.namespaces, else the CSV's olm.targetNamespaces
-// annotation. [""] means all namespaces. A Problem when neither says.
+// targetNamespaces returns the namespaces the CSV operates on, as
+// DecideTargets reads its OperatorGroup's status.namespaces and its
+// olm.targetNamespaces annotation; a Problem when they cannot be known.
 func (r *Reconciler) targetNamespaces(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (NamespaceSet, *Problem, error) {
-	if name := csv.Annotations[operatorsv1.OperatorGroupAnnotationKey]; name != "" {
+	in := TargetsInput{CSV: csvKey(csv), OperatorGroup: csv.Annotations[operatorsv1.OperatorGroupAnnotationKey]}
+	in.Annotation, in.HasAnnotation = csv.Annotations[operatorsv1.OperatorGroupTargetsAnnotationKey]
+	if in.OperatorGroup != "" {
 		og := &operatorsv1.OperatorGroup{}
-		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: csv.Namespace, Name: name}, og)
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: csv.Namespace, Name: in.OperatorGroup}, og)
 		switch {
-		case err == nil && len(og.Status.Namespaces) > 0:
-			return NewNamespaceSet(og.Status.Namespaces), nil, nil
-		case err != nil && !apierrors.IsNotFound(err):
-			return nil, nil, fmt.Errorf("getting OperatorGroup %s/%s: %w", csv.Namespace, name, err)
+		case err == nil:
+			in.Status = og.Status.Namespaces
+		case !apierrors.IsNotFound(err):
+			return nil, nil, fmt.Errorf("getting OperatorGroup %s/%s: %w", csv.Namespace, in.OperatorGroup, err)
 		}
 	}
-	if targets, ok := TargetsFromAnnotation(csv.Annotations); ok && len(targets) > 0 {
-		return NewNamespaceSet(targets), nil, nil
-	}
-	return nil, &Problem{Reason: BlockedTargetNamespacesUnknown, Object: "ClusterServiceVersion " + csvKey(csv).String(),
-		Message: fmt.Sprintf("the target namespaces of CSV %s cannot be known: its OperatorGroup %q has no status.namespaces and the CSV has no %s annotation; restore the OperatorGroup or annotate the CSV",
-			csvKey(csv), csv.Annotations[operatorsv1.OperatorGroupAnnotationKey], operatorsv1.OperatorGroupTargetsAnnotationKey)}, nil
+	targets, problem := DecideTargets(in)
+	return targets, problem, nil
 }
 
 // ownedCRDs reads, live, the CSV's owned CRDs that exist.
@@ -108,13 +106,13 @@ func (r *Reconciler) otherOwners(ctx context.Context, csv *operatorsv1alpha1.Clu
 			if other.UID == csv.UID || !other.DeletionTimestamp.IsZero() || other.IsCopied() {
 				continue
 			}
-			targets, ok := TargetsFromAnnotation(other.Annotations)
-			if !ok || len(targets) == 0 {
-				targets = []string{""}
+			targets, err := ParseTargets(other.Annotations[operatorsv1.OperatorGroupTargetsAnnotationKey])
+			if _, ok := other.Annotations[operatorsv1.OperatorGroupTargetsAnnotationKey]; !ok || err != nil {
+				targets = AllNamespaces() // unknown: the other CSV keeps every namespace, the safe side
 			}
 			for _, o := range other.Spec.CustomResourceDefinitions.Owned {
 				if wanted[o.Name] {
-					out[o.Name] = append(out[o.Name], OtherOwner{CSV: csvKey(other), Targets: NewNamespaceSet(targets)})
+					out[o.Name] = append(out[o.Name], OtherOwner{CSV: csvKey(other), Targets: targets})
 				}
 			}
 		}

@@ -100,15 +100,23 @@ func (r *Reconciler) deleteOperands(ctx context.Context, s *CRDScope, targets Na
 type deleteResult struct {
 	// deleted counts accepted delete requests.
 	deleted int
-	// forbidden are the objects the API server refused to delete.
-	forbidden []metav1.PartialObjectMetadata
+	// refused are the objects the API server refused to delete (ClassifyRefusal).
+	refused []refusedObject
+}
+
+// refusedObject is an object the API server refused to delete; with an
+// empty name, a kind it refused to list.
+type refusedObject struct {
+	obj     metav1.PartialObjectMetadata
+	refusal Refusal
 }
 
 // deleteAll deletes exactly the given objects, page after page, each with
 // its UID as a precondition (an object re-created under the same name is
 // spared), with DeleteWorkers requests at a time within the client's rate
-// limit. Objects already gone or replaced are skipped; refusals are
-// collected, not fatal.
+// limit. Objects already gone or replaced are skipped; refusals (a webhook,
+// an admission policy, RBAC) are collected, not fatal, so that every other
+// object is still deleted.
 func (r *Reconciler) deleteAll(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, pages <-chan []metav1.PartialObjectMetadata) (deleteResult, error) {
 	jobs := make(chan *metav1.PartialObjectMetadata)
 	var (
@@ -122,12 +130,13 @@ func (r *Reconciler) deleteAll(ctx context.Context, gvr schema.GroupVersionResou
 			for obj := range jobs {
 				err := r.deleteOne(ctx, gvr, gvk, obj)
 				mu.Lock()
+				refusal, refused := ClassifyRefusal(err)
 				switch {
 				case err == nil:
 					res.deleted++
 				case apierrors.IsNotFound(err), apierrors.IsConflict(err):
-				case apierrors.IsForbidden(err):
-					res.forbidden = append(res.forbidden, *obj)
+				case refused:
+					res.refused = append(res.refused, refusedObject{obj: *obj, refusal: refusal})
 				default:
 					errs = append(errs, fmt.Errorf("deleting %s %s/%s: %w", gvk.Kind, obj.Namespace, obj.Name, err))
 				}

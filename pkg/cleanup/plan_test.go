@@ -202,27 +202,6 @@ func names(objs []metav1.PartialObjectMetadata) []string {
 	return out
 }
 
-func TestTargetsFromAnnotation(t *testing.T) {
-	tests := []struct {
-		name   string
-		ann    map[string]string
-		want   []string
-		wantOK bool
-	}{
-		{"absent", nil, nil, false},
-		{"empty means all", map[string]string{"olm.targetNamespaces": ""}, []string{""}, true},
-		{"list", map[string]string{"olm.targetNamespaces": "a, b,,c"}, []string{"a", "b", "c"}, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := TargetsFromAnnotation(tt.ann)
-			if !slices.Equal(got, tt.want) || ok != tt.wantOK {
-				t.Errorf("TargetsFromAnnotation = %v, %v; want %v, %v", got, ok, tt.want, tt.wantOK)
-			}
-		})
-	}
-}
-
 func TestProvenance(t *testing.T) {
 	got := Provenance(map[string]string{
 		ProvenanceAnnotationPrefix + "1": "ns-1/csv-1",

@@ -52,9 +52,12 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 	type waiting struct {
 		scope *CRDScope
 		pass  operandPass
+		// refused are what the API server refused: objects, or the kind's list.
+		refused []refusedObject
 	}
-	var left []waiting
+	var passes []waiting
 	var blocking []cleanupv1alpha1.ObjectRef
+	var refused []refusedOperand
 	for i := range scopes {
 		s := &scopes[i]
 		switch {
@@ -66,8 +69,17 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 			continue
 		}
 		pass, err := r.deleteOperands(ctx, s, targets, *u.csv.DeletionTimestamp)
-		if apierrors.IsForbidden(err) {
-			return false, forbiddenOperands(*s, []string{"list"}, "")
+		if refusal, ok := ClassifyRefusal(err); ok {
+			// The kind cannot even be listed: nothing of it is deleted, the other kinds go on.
+			if refusal.Reason == BlockedForbidden {
+				refusal.Message = forbiddenOperands(*s, []string{"list"}, "").Message
+			}
+			w := waiting{scope: s, refused: []refusedObject{{refusal: refusal}}}
+			passes = append(passes, w)
+			refused = append(refused, refusedOperand{kind: s.Kind, refusedObject: w.refused[0]})
+			u.rec.count(s.Kind, 0, 0, map[string]int{refusal.Reason: 0, NoteNotListed: 0})
+			blocking = append(blocking, cleanupv1alpha1.ObjectRef{Kind: s.Kind, Reason: refusal.Reason})
+			continue
 		}
 		if err != nil {
 			return false, err
@@ -77,32 +89,44 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 		}
 		// What was deleted is counted even when the API server refused some
 		// deletes: the record shows every step that was taken.
-		u.rec.count(s.Kind, pass.found, len(pass.remaining), pass.kept)
-		if len(pass.forbidden) > 0 {
-			f := pass.forbidden[0]
-			p := forbiddenOperands(*s, []string{"delete"}, f.Namespace+"/"+f.Name)
-			p.Message = fmt.Sprintf("the API server refused to delete %d %s objects (first %s/%s): %s", len(pass.forbidden), s.Kind, f.Namespace, f.Name, p.Message)
-			return false, p
+		u.rec.count(s.Kind, pass.found, len(pass.remaining)+len(pass.refused), pass.kept)
+		for _, f := range pass.refused {
+			if f.refusal.Reason == BlockedForbidden {
+				f.refusal.Message = forbiddenOperands(*s, []string{"delete"}, f.obj.Namespace+"/"+f.obj.Name).Message
+			}
+			refused = append(refused, refusedOperand{kind: s.Kind, refusedObject: f})
+			blocking = append(blocking, refs(s.Kind, []metav1.PartialObjectMetadata{f.obj}, f.refusal.Reason)...)
 		}
-		if len(pass.remaining) > 0 {
-			left = append(left, waiting{scope: s, pass: pass})
+		if len(pass.remaining) > 0 || len(pass.refused) > 0 {
+			passes = append(passes, waiting{scope: s, pass: pass, refused: pass.refused})
 			blocking = append(blocking, refs(s.Kind, pass.remaining, "Finalizers")...)
 		}
 	}
 	u.rec.setBlocking(blocking)
-	if len(left) == 0 {
+	if len(passes) == 0 {
 		return true, nil
 	}
 	unavailable, err := r.unavailableOperator(ctx, u.csv)
 	if err != nil {
 		return false, err
 	}
+	if len(refused) > 0 && unavailable != nil {
+		// The operator's own webhooks, which nobody serves any more, never block its uninstall for good.
+		deleted, err := r.deleteRefusingWebhooks(ctx, u, refused)
+		if err != nil || deleted > 0 {
+			return false, err // the next pass deletes again
+		}
+	}
+	refusedProblem := refusalProblem(refused)
 	if unavailable != nil {
 		unavailable.Message = fmt.Sprintf("%d operands wait for finalizers and %s; onTimeout %s applies once operandTimeout %s has passed",
 			len(blocking), unavailable.Message, u.settings.OnTimeout, u.settings.OperandTimeout)
 	}
 	if u.now.Sub(u.csv.DeletionTimestamp.Time) < u.settings.OperandTimeout {
-		if unavailable != nil {
+		switch {
+		case refusedProblem != nil:
+			return false, refusedProblem
+		case unavailable != nil:
 			return false, unavailable
 		}
 		return false, nil
@@ -110,11 +134,15 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 
 	switch u.settings.OnTimeout {
 	case cleanupv1alpha1.TimeoutRemoveFinalizers:
-		for _, w := range left {
+		for _, w := range passes {
+			if len(w.pass.remaining) == 0 {
+				continue
+			}
 			gvk := w.scope.GVR.GroupVersion().WithKind(w.scope.CRD.Spec.Names.Kind)
 			stripped, err := r.stripFinalizers(ctx, gvk, w.pass.remaining)
-			if apierrors.IsForbidden(err) {
-				err = forbiddenOperands(*w.scope, []string{"patch"}, "")
+			if refusal, ok := ClassifyRefusal(err); ok {
+				err = &Problem{Reason: refusal.Reason, Object: w.scope.Kind,
+					Message: fmt.Sprintf("onTimeout RemoveFinalizers: the API server refused to remove the finalizers of %s objects: %s; %s", w.scope.Kind, refusal.Message, refusal.advice())}
 			}
 			for i := range stripped {
 				obj := stripped[i].DeepCopy()
@@ -126,22 +154,79 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 				return false, err
 			}
 		}
+		if refusedProblem != nil {
+			refusedProblem.Message += "; onTimeout RemoveFinalizers removed the finalizers it could, but cannot delete what the API server refuses to delete"
+			return false, refusedProblem
+		}
 		return false, nil
 	case cleanupv1alpha1.TimeoutOrphan:
-		for _, w := range left {
+		var keptRefs []cleanupv1alpha1.ObjectRef
+		for _, w := range passes {
 			kept := w.pass.kept
+			if kept == nil {
+				kept = map[string]int{}
+			}
 			kept[KeepTimedOut] += len(w.pass.remaining)
+			for _, f := range w.refused {
+				if f.obj.Name == "" { // the kind could not be listed: noted, not counted
+					kept[f.refusal.Reason] += 0
+					kept[NoteNotListed] += 0
+					continue
+				}
+				kept[f.refusal.Reason]++
+				keptRefs = append(keptRefs, refs(w.scope.Kind, []metav1.PartialObjectMetadata{f.obj}, f.refusal.Reason)...)
+			}
 			u.rec.count(w.scope.Kind, w.pass.found, 0, kept)
+		}
+		// The refused objects stay, counted under the reason the API server gave, and named in an Event.
+		for _, ref := range keptRefs {
+			r.event(u.csv, corev1.EventTypeWarning, "OperandKept", "Orphan",
+				"Kept %s %s after operandTimeout %s (onTimeout Orphan): the API server refused to delete it (%s)", ref.Kind, path(ref.Namespace, ref.Name), u.settings.OperandTimeout, ref.Reason)
 		}
 		u.rec.setBlocking(nil)
 		return true, nil
 	default:
-		if unavailable != nil {
+		switch {
+		case refusedProblem != nil:
+			return false, refusedProblem
+		case unavailable != nil:
 			return false, unavailable
 		}
 		return false, &Problem{Reason: BlockedOperandsRemaining, Object: blocking[0].Kind + " " + blocking[0].Namespace + "/" + blocking[0].Name,
 			Message: fmt.Sprintf("%d operands still exist after operandTimeout %s, held by finalizers that nobody removes; see status.blocking, or set onTimeout to RemoveFinalizers or Orphan", len(blocking), u.settings.OperandTimeout)}
 	}
+}
+
+// refusedOperand is an operand, or an operand kind, the API server refused.
+type refusedOperand struct {
+	kind string
+	refusedObject
+}
+
+// refusalProblem blocks an uninstall on what the API server refused, named
+// by the first refused object and what refused it; nil when nothing was.
+func refusalProblem(refused []refusedOperand) *Problem {
+	if len(refused) == 0 {
+		return nil
+	}
+	first := refused[0]
+	object, verb := first.kind, "list"
+	if first.obj.Name != "" {
+		object, verb = first.kind+" "+path(first.obj.Namespace, first.obj.Name), "delete"
+	}
+	if first.refusal.Reason == BlockedForbidden {
+		return &Problem{Reason: BlockedForbidden, Object: object, Message: first.refusal.Message}
+	}
+	return &Problem{Reason: first.refusal.Reason, Object: object,
+		Message: fmt.Sprintf("the API server refused %d of csv-cleaner's requests on operands (first: to %s %s): %s; %s",
+			len(refused), verb, object, first.refusal.Message, first.refusal.advice())}
+}
+
+func path(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
 }
 
 // orphanReason says why operands are kept whole, or "" when they are deleted.

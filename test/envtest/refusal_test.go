@@ -1,0 +1,157 @@
+package envtest_test
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+)
+
+// closedURL is an https URL on the loopback address where nothing listens:
+// a webhook whose endpoint no longer answers.
+func closedURL() string {
+	GinkgoHelper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	port := l.Addr().(*net.TCPAddr).Port
+	Expect(l.Close()).To(Succeed())
+	return "https://127.0.0.1:" + strconv.Itoa(port) + "/"
+}
+
+// refusingWebhook is a fail-closed validating webhook on the DELETE of the
+// scenario's Widgets whose endpoint does not answer; named <id>-<suffix>,
+// with the given labels, deleted after the spec.
+func (s *scenario) refusingWebhook(ctx context.Context, suffix, webhook string, labels map[string]string) {
+	GinkgoHelper()
+	url := closedURL()
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: s.id + "-" + suffix, Labels: labels},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:                    webhook,
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url},
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+			TimeoutSeconds:          ptr.To[int32](2),
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Delete},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{s.crd(0).Group}, APIVersions: []string{"*"}, Resources: []string{s.crd(0).Plural}},
+			}},
+		}},
+	}
+	Expect(k8s.Create(ctx, cfg)).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, cfg))).To(Succeed()) })
+}
+
+var _ = Describe("A request the API server refuses", func() {
+	It("blocks the uninstall at once as AdmissionRefused, naming a foreign webhook that cannot be called, never touches it, and Orphan releases the CSV after operandTimeout", func(ctx SpecContext) {
+		s := newScenario("refused")
+		s.createPolicy(ctx, func(p *cleanupv1alpha1.CleanupPolicySpec) {
+			p.OperandTimeout = &metav1.Duration{Duration: 8 * time.Second}
+			p.OnTimeout = cleanupv1alpha1.TimeoutOrphan
+		})
+		s.installWithOperand(ctx)
+		s.refusingWebhook(ctx, "policy-engine", "deny-deletes.policy.example.com", nil)
+		s.deleteCSV(ctx)
+
+		s.waitPhase(ctx, "Blocked/"+cleanup.BlockedAdmissionRefused)
+		rec := s.record(ctx)
+		Expect(rec.Status.Message).To(ContainSubstring(`failed calling webhook "deny-deletes.policy.example.com"`))
+		Expect(rec.Status.Message).To(ContainSubstring("Widget." + s.crd(0).Group + " " + s.ns("a") + "/w1"))
+		Expect(rec.Status.Conditions).To(ContainElement(And(HaveField("Type", "Blocked"), HaveField("Status", metav1.ConditionTrue))))
+		Expect(rec.Status.Blocking).To(ConsistOf(And(HaveField("Name", "w1"), HaveField("Reason", cleanup.BlockedAdmissionRefused))))
+		Expect(s.eventReasons(ctx)).To(ContainElement("Blocked"))
+
+		By("releasing the CSV once operandTimeout has passed, the refused Widget kept and listed with its reason")
+		s.csvGone(ctx)
+		rec = s.record(ctx)
+		Expect(rec.Status.Phase).To(BeEquivalentTo("Completed"))
+		Expect(kept(rec, "Widget."+s.crd(0).Group)).To(ContainElement(cleanup.BlockedAdmissionRefused + "=1"))
+		Expect(s.eventReasons(ctx)).To(ContainElement("OperandKept"))
+		Expect(s.remaining(ctx)).To(ConsistOf("CRD "+s.crd(0).Name(), "Widget "+s.ns("a")+"/w1", "ValidatingWebhookConfiguration "+s.id+"-policy-engine"))
+	})
+
+	It("deletes the operator's own webhook configuration (its three OLM owner labels) at once when it refuses and the operator is unavailable, and completes", func(ctx SpecContext) {
+		s := newScenario("refused-own")
+		s.createPolicy(ctx)
+		csv := s.create(ctx)
+		base := csv.DeepCopy()
+		// The sample operator's Deployment, which nobody creates here: the operator is gone.
+		csv.Spec.InstallStrategy = s.install.SampleCSV("").Spec.InstallStrategy
+		Expect(k8s.Patch(ctx, csv, client.MergeFrom(base))).To(Succeed())
+		s.operand(ctx, 0, s.ns("a"), "w1")
+		s.waitFinalizer(ctx)
+		s.refusingWebhook(ctx, "own", "vwidget.refused-own.example.com", rbac.OwnerLabels(s.install.Key()))
+		s.deleteCSV(ctx)
+
+		s.csvGone(ctx)
+		Expect(s.phase(ctx)).To(Equal("Completed/"))
+		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
+		Expect(s.eventReasons(ctx)).To(ContainElement("OperatorWebhookDeleted"))
+	})
+})
+
+var _ = Describe("Malformed target namespaces", func() {
+	DescribeTable("block the uninstall as TargetNamespacesUnknown, quoting what was found, and delete nothing anywhere",
+		func(ctx SpecContext, id string, status []string, annotation string, says string) {
+			s := newScenario(id)
+			s.createPolicy(ctx)
+			csv := s.create(ctx)
+			s.operand(ctx, 0, s.ns("a"), "w1")
+			s.operand(ctx, 0, s.ns("elsewhere"), "w1")
+			s.waitFinalizer(ctx)
+
+			og := &operatorsv1.OperatorGroup{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: s.install.Namespace, Name: s.install.OperatorGroupName()}, og)).To(Succeed())
+			ogBase := og.DeepCopy()
+			og.Status.Namespaces = status
+			Expect(k8s.Status().Patch(ctx, og, client.MergeFrom(ogBase))).To(Succeed())
+			base := csv.DeepCopy()
+			csv.Annotations[operatorsv1.OperatorGroupTargetsAnnotationKey] = annotation
+			Expect(k8s.Patch(ctx, csv, client.MergeFrom(base))).To(Succeed())
+
+			s.deleteCSV(ctx)
+			s.waitPhase(ctx, "Blocked/"+cleanup.BlockedTargetNamespacesUnknown)
+			Expect(s.record(ctx).Status.Message).To(ContainSubstring(says))
+			Consistently(s.remaining).WithContext(ctx).WithTimeout(2 * time.Second).
+				Should(ContainElements("CSV", "Widget "+s.ns("a")+"/w1", "Widget "+s.ns("elsewhere")+"/w1"))
+		},
+		Entry("a blank olm.targetNamespaces", "targets-blank", nil, " ",
+			`the CSV's olm.targetNamespaces annotation is " ", which has a blank name`),
+		Entry(`"" beside a name in status.namespaces`, "targets-mixed", []string{"", "a-targets-mixed"}, "a-targets-mixed",
+			`status.namespaces ["" "a-targets-mixed"], which has "" (every namespace) beside namespace names`),
+		Entry("status.namespaces [\"\"] while the annotation names one namespace", "targets-disagree", []string{""}, "a-targets-disagree",
+			`status.namespaces [""] but the CSV's olm.targetNamespaces annotation is "a-targets-disagree": one says every namespace`),
+	)
+})
+
+var _ = Describe("The record's times", func() {
+	It("say when the uninstall completed, later than when it started, for an uninstall that waits", func(ctx SpecContext) {
+		s := newScenario("times")
+		s.createPolicy(ctx)
+		s.create(ctx)
+		w := s.operand(ctx, 0, s.ns("a"), "w1", operandHold)
+		s.waitFinalizer(ctx)
+		s.deleteCSV(ctx)
+		s.waitPhase(ctx, "Deleting/")
+		time.Sleep(2 * time.Second) // the operator takes its time to finalize the operand
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed())
+		w.SetFinalizers(nil)
+		Expect(k8s.Update(ctx, w)).To(Succeed())
+		s.csvGone(ctx)
+		rec := s.record(ctx)
+		Expect(rec.Status.CompletionTime.Time).To(BeTemporally(">=", rec.Status.StartTime.Add(2*time.Second)))
+	})
+})
