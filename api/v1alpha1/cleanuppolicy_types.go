@@ -40,6 +40,18 @@ const (
 	ProvenanceWaived Provenance = "Waived"
 )
 
+// ConversionAction says what happens to the conversion webhook of an owned
+// CRD that fails while its operator is unavailable.
+// +kubebuilder:validation:Enum=Disable;Keep
+type ConversionAction string
+
+const (
+	// ConversionDisable sets the CRD's spec.conversion to None, as OLM does once the CSV is gone.
+	ConversionDisable ConversionAction = "Disable"
+	// ConversionKeep leaves the conversion webhook; the uninstall is Blocked (ConversionFailed).
+	ConversionKeep ConversionAction = "Keep"
+)
+
 // CleanupPolicySpec selects ClusterServiceVersions and says what their uninstall removes.
 type CleanupPolicySpec struct {
 	// csvSelector selects CSVs by label. Empty selects all CSVs.
@@ -86,6 +98,16 @@ type CleanupPolicySpec struct {
 	// +kubebuilder:default=Required
 	// +optional
 	CRDProvenance Provenance `json:"crdProvenance,omitempty"`
+
+	// conversionWebhooks says what happens when the conversion webhook of an
+	// owned CRD that carries OLM's provenance for the CSV, and that no other
+	// live CSV owns, fails while the operator is unavailable, so that its
+	// instances cannot be listed: Disable sets the CRD's spec.conversion to
+	// None, exactly as OLM does once the CSV is gone; Keep leaves it, and the
+	// uninstall is Blocked (ConversionFailed).
+	// +kubebuilder:default=Disable
+	// +optional
+	ConversionWebhooks ConversionAction `json:"conversionWebhooks,omitempty"`
 
 	// priority decides between several policies that select one CSV: the highest wins, then the name that sorts first.
 	// +optional

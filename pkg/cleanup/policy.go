@@ -23,6 +23,8 @@ type Settings struct {
 	OperandTimeout time.Duration
 	OnTimeout      cleanupv1alpha1.TimeoutAction
 	CRDProvenance  cleanupv1alpha1.Provenance
+	// ConversionWebhooks says whether a failing conversion webhook of a proven CRD is disabled.
+	ConversionWebhooks cleanupv1alpha1.ConversionAction
 }
 
 // DefaultOperandTimeout is operandTimeout when a policy leaves it out.
@@ -31,14 +33,15 @@ const DefaultOperandTimeout = 10 * time.Minute
 // SettingsOf applies the documented defaults to a policy's spec.
 func SettingsOf(p *cleanupv1alpha1.CleanupPolicy) Settings {
 	s := Settings{
-		Policy:         p.Name,
-		Operands:       orDefault(p.Spec.Operands, cleanupv1alpha1.Delete),
-		ClusterRBAC:    orDefault(p.Spec.ClusterRBAC, cleanupv1alpha1.Delete),
-		Webhooks:       orDefault(p.Spec.Webhooks, cleanupv1alpha1.Delete),
-		CRDs:           orDefault(p.Spec.CRDs, cleanupv1alpha1.Orphan),
-		OperandTimeout: DefaultOperandTimeout,
-		OnTimeout:      orDefault(p.Spec.OnTimeout, cleanupv1alpha1.TimeoutWait),
-		CRDProvenance:  orDefault(p.Spec.CRDProvenance, cleanupv1alpha1.ProvenanceRequired),
+		Policy:             p.Name,
+		Operands:           orDefault(p.Spec.Operands, cleanupv1alpha1.Delete),
+		ClusterRBAC:        orDefault(p.Spec.ClusterRBAC, cleanupv1alpha1.Delete),
+		Webhooks:           orDefault(p.Spec.Webhooks, cleanupv1alpha1.Delete),
+		CRDs:               orDefault(p.Spec.CRDs, cleanupv1alpha1.Orphan),
+		OperandTimeout:     DefaultOperandTimeout,
+		OnTimeout:          orDefault(p.Spec.OnTimeout, cleanupv1alpha1.TimeoutWait),
+		CRDProvenance:      orDefault(p.Spec.CRDProvenance, cleanupv1alpha1.ProvenanceRequired),
+		ConversionWebhooks: orDefault(p.Spec.ConversionWebhooks, cleanupv1alpha1.ConversionDisable),
 	}
 	if p.Spec.OperandTimeout != nil {
 		s.OperandTimeout = p.Spec.OperandTimeout.Duration

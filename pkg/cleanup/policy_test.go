@@ -63,7 +63,7 @@ func TestSelectPolicy(t *testing.T) {
 func TestSettingsDefaults(t *testing.T) {
 	s := SettingsOf(&cleanupv1alpha1.CleanupPolicy{ObjectMeta: metav1.ObjectMeta{Name: "p"}})
 	want := Settings{Policy: "p", Operands: "Delete", ClusterRBAC: "Delete", Webhooks: "Delete", CRDs: "Orphan",
-		OperandTimeout: 10 * time.Minute, OnTimeout: "Wait", CRDProvenance: "Required"}
+		OperandTimeout: 10 * time.Minute, OnTimeout: "Wait", CRDProvenance: "Required", ConversionWebhooks: "Disable"}
 	if s != want {
 		t.Errorf("SettingsOf(empty) = %+v, want %+v", s, want)
 	}

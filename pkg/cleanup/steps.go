@@ -58,6 +58,7 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 	var passes []waiting
 	var blocking []cleanupv1alpha1.ObjectRef
 	var refused []refusedOperand
+	conversionDisabled := false
 	for i := range scopes {
 		s := &scopes[i]
 		switch {
@@ -70,6 +71,22 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 		}
 		pass, err := r.deleteOperands(ctx, s, targets, *u.csv.DeletionTimestamp)
 		if refusal, ok := ClassifyRefusal(err); ok {
+			if refusal.Reason == BlockedConversionFailed && mayDisableConversion(*s, u.settings) {
+				unavailable, err := r.unavailableOperator(ctx, u.csv)
+				if err != nil {
+					return false, err
+				}
+				if unavailable != nil {
+					changed, err := r.disableConversion(ctx, u, s, refusal)
+					if err != nil {
+						return false, err
+					}
+					if changed {
+						conversionDisabled = true
+						continue // listed again on the next pass
+					}
+				}
+			}
 			// The kind cannot even be listed: nothing of it is deleted, the other kinds go on.
 			if refusal.Reason == BlockedForbidden {
 				refusal.Message = forbiddenOperands(*s, []string{"list"}, "").Message
@@ -103,6 +120,9 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 		}
 	}
 	u.rec.setBlocking(blocking)
+	if conversionDisabled {
+		return false, nil
+	}
 	if len(passes) == 0 {
 		return true, nil
 	}

@@ -13,6 +13,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
@@ -130,6 +131,24 @@ var _ = Describe("The admission policy make deploy applies", func() {
 		finalized := csv.DeepCopy()
 		finalized.Finalizers = append(finalized.Finalizers, "fence.example.com/test")
 		Expect(as.Patch(ctx, finalized, client.MergeFrom(csv), client.DryRunAll)).To(Succeed())
+
+		By("letting it change a CRD only to set spec.conversion to None, and only a CRD OLM installed")
+		crdOf := func(name string) (*apiextensionsv1.CustomResourceDefinition, *apiextensionsv1.CustomResourceDefinition) {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			Expect(as.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())
+			return crd, crd.DeepCopy()
+		}
+		proven, provenBase := crdOf(s.crd(0).Name())
+		proven.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+		Expect(as.Patch(ctx, proven, client.MergeFrom(provenBase), client.DryRunAll)).To(Succeed())
+		proven, provenBase = crdOf(s.crd(0).Name())
+		proven.Labels = map[string]string{"stolen": "token"}
+		Expect(as.Patch(ctx, proven, client.MergeFrom(provenBase), client.DryRunAll)).
+			To(MatchError(ContainSubstring("csv-cleaner may change a CRD only to set its spec.conversion to None")))
+		other, otherBase := crdOf(unproven.Name())
+		other.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+		Expect(as.Patch(ctx, other, client.MergeFrom(otherBase), client.DryRunAll)).
+			To(MatchError(ContainSubstring("csv-cleaner may change a CRD only to set its spec.conversion to None")))
 
 		By("refusing a ClusterRoleBinding for anyone but csv-cleaner itself, even of the one role it may bind")
 		operandBinding := func(subject rbacv1.Subject) *rbacv1.ClusterRoleBinding {

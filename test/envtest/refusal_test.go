@@ -10,6 +10,8 @@ import (
 	. "github.com/onsi/gomega"
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -86,11 +88,8 @@ var _ = Describe("A request the API server refuses", func() {
 	It("deletes the operator's own webhook configuration (its three OLM owner labels) at once when it refuses and the operator is unavailable, and completes", func(ctx SpecContext) {
 		s := newScenario("refused-own")
 		s.createPolicy(ctx)
-		csv := s.create(ctx)
-		base := csv.DeepCopy()
-		// The sample operator's Deployment, which nobody creates here: the operator is gone.
-		csv.Spec.InstallStrategy = s.install.SampleCSV("").Spec.InstallStrategy
-		Expect(k8s.Patch(ctx, csv, client.MergeFrom(base))).To(Succeed())
+		s.create(ctx)
+		s.operatorGone(ctx)
 		s.operand(ctx, 0, s.ns("a"), "w1")
 		s.waitFinalizer(ctx)
 		s.refusingWebhook(ctx, "own", "vwidget.refused-own.example.com", rbac.OwnerLabels(s.install.Key()))
@@ -153,5 +152,87 @@ var _ = Describe("The record's times", func() {
 		s.csvGone(ctx)
 		rec := s.record(ctx)
 		Expect(rec.Status.CompletionTime.Time).To(BeTemporally(">=", rec.Status.StartTime.Add(2*time.Second)))
+	})
+})
+
+// movedStorage gives the scenario's CRD a version v2, creates the operand
+// a-<id>/w1 while v1 is the storage version, then makes v2 the storage
+// version with a conversion webhook whose endpoint does not answer, as an
+// operator upgrade without a storage migration leaves it once the operator
+// is gone: every read at v2 of what is stored at v1 needs the webhook.
+func (s *scenario) movedStorage(ctx context.Context) {
+	GinkgoHelper()
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Name: s.crd(0).Name()}, crd)).To(Succeed())
+	v2 := *crd.Spec.Versions[0].DeepCopy()
+	v2.Name, v2.Storage = "v2", false
+	crd.Spec.Versions = append(crd.Spec.Versions, v2)
+	Expect(k8s.Update(ctx, crd)).To(Succeed())
+	s.operand(ctx, 0, s.ns("a"), "w1")
+
+	Expect(k8s.Get(ctx, client.ObjectKey{Name: s.crd(0).Name()}, crd)).To(Succeed())
+	crd.Spec.Versions[0].Storage, crd.Spec.Versions[1].Storage = false, true
+	url := closedURL()
+	crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
+		Strategy: apiextensionsv1.WebhookConverter,
+		Webhook: &apiextensionsv1.WebhookConversion{
+			ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: &url},
+			ConversionReviewVersions: []string{"v1"},
+		},
+	}
+	Expect(k8s.Update(ctx, crd)).To(Succeed())
+}
+
+// operatorGone points the CSV's install strategy at a Deployment nobody creates.
+func (s *scenario) operatorGone(ctx context.Context) {
+	GinkgoHelper()
+	csv, err := s.getCSV(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	base := csv.DeepCopy()
+	csv.Spec.InstallStrategy = s.install.SampleCSV("").Spec.InstallStrategy
+	Expect(k8s.Patch(ctx, csv, client.MergeFrom(base))).To(Succeed())
+}
+
+var _ = Describe("An unreachable conversion webhook of a proven CRD, the operator gone", func() {
+	It("is set to None, as OLM does once the CSV is gone, and the uninstall completes", func(ctx SpecContext) {
+		s := newScenario("conv")
+		s.createPolicy(ctx)
+		s.create(ctx)
+		s.operatorGone(ctx)
+		s.movedStorage(ctx)
+		s.waitFinalizer(ctx)
+		s.deleteCSV(ctx)
+
+		s.csvGone(ctx)
+		Expect(s.phase(ctx)).To(Equal("Completed/"))
+		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
+		Expect(s.eventReasons(ctx)).To(ContainElement("ConversionDisabled"))
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: s.crd(0).Name()}, crd)).To(Succeed())
+		Expect(crd.Spec.Conversion.Strategy).To(Equal(apiextensionsv1.NoneConverter))
+	})
+
+	It("blocks the uninstall as ConversionFailed with conversionWebhooks: Keep, the conversion left as it is", func(ctx SpecContext) {
+		s := newScenario("conv-keep")
+		s.createPolicy(ctx, func(p *cleanupv1alpha1.CleanupPolicySpec) { p.ConversionWebhooks = cleanupv1alpha1.ConversionKeep })
+		s.create(ctx)
+		s.operatorGone(ctx)
+		s.movedStorage(ctx)
+		s.waitFinalizer(ctx)
+		s.deleteCSV(ctx)
+
+		s.waitPhase(ctx, "Blocked/"+cleanup.BlockedConversionFailed)
+		Expect(s.record(ctx).Status.Message).To(ContainSubstring("conversion webhook for " + s.crd(0).Group + "/v1"))
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: s.crd(0).Name()}, crd)).To(Succeed())
+		Expect(crd.Spec.Conversion.Strategy).To(Equal(apiextensionsv1.WebhookConverter))
+		Expect(s.remaining(ctx)).To(ContainElements("CSV", "Widget "+s.ns("a")+"/w1"))
+
+		By("letting it go, as an admin would, by setting the conversion to None")
+		base := crd.DeepCopy()
+		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+		Expect(k8s.Patch(ctx, crd, client.MergeFrom(base))).To(Succeed())
+		Eventually(func(ctx context.Context) error { _, err := s.getCSV(ctx); return err }).WithContext(ctx).
+			WithTimeout(60 * time.Second).Should(Satisfy(apierrors.IsNotFound))
 	})
 })
