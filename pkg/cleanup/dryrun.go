@@ -39,9 +39,18 @@ const (
 	VerdictBlocked   = "Blocked"
 )
 
+// CSVRef names a CSV in the plan's JSON, with the keys in lower camel case as every other key.
+type CSVRef struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// String is namespace/name.
+func (c CSVRef) String() string { return types.NamespacedName(c).String() }
+
 // DryRun is what an uninstall of a CSV would delete and keep, as the cluster is now.
 type DryRun struct {
-	CSV    types.NamespacedName `json:"csv"`
+	CSV    CSVRef `json:"csv"`
 	Policy string               `json:"policy,omitempty"`
 	// Verdict is Uninstall, Skipped (with Reason), Unmanaged, or Blocked (with Reason).
 	Verdict string `json:"verdict"`
@@ -83,7 +92,7 @@ func PlanUninstall(ctx context.Context, c client.Client, key types.NamespacedNam
 	if err := c.Get(ctx, key, csv); err != nil {
 		return nil, fmt.Errorf("getting CSV %s: %w", key, err)
 	}
-	out := &DryRun{CSV: key, Items: []DryRunItem{}}
+	out := &DryRun{CSV: CSVRef(key), Items: []DryRunItem{}}
 	hypothetical := csv.DeletionTimestamp.IsZero()
 	if hypothetical {
 		csv.DeletionTimestamp = &metav1.Time{Time: now}

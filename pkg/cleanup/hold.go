@@ -16,7 +16,7 @@ import (
 // holdRBAC puts the RBAC hold on a managed CSV's ClusterRoles and bindings,
 // or, with the hold turned off, takes off any left from before.
 func (r *Reconciler) holdRBAC(ctx context.Context, csv metav1.Object) error {
-	if r.RBACHold == "" {
+	if r.RBACHoldOff {
 		return r.releaseRBAC(ctx, csvKey(csv))
 	}
 	n, err := r.holder(r.Client).Hold(ctx, csvKey(csv))
@@ -45,12 +45,11 @@ func (r *Reconciler) releaseRBACSelected(ctx context.Context, lister client.Read
 	return holdError(err)
 }
 
-// holdName is the hold finalizer to take off: the configured one, or the
-// default when the hold is turned off (to release holds placed before).
+// holdName is the hold finalizer, placed or (with the hold off) taken off.
 func (r *Reconciler) holdName() string { return holdToRelease(r.RBACHold) }
 
-// holdToRelease is the hold finalizer that releasing takes off: the
-// configured one, or the default when the hold is turned off ("").
+// holdToRelease is the hold finalizer: the configured one, or the default
+// when none is configured ("").
 func holdToRelease(configured string) string {
 	if configured == "" {
 		return rbac.HoldFinalizer

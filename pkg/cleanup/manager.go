@@ -72,12 +72,9 @@ func (o SetupOptions) withDefaults() SetupOptions {
 	if o.Finalizers.Current == "" {
 		o.Finalizers.Current = DefaultFinalizer
 	}
-	if o.RBACHold == "" {
-		o.RBACHold = rbac.HoldFinalizer
-	}
-	if o.DisableRBACHold {
-		o.RBACHold = ""
-	}
+	// The finalizer's name stays when the hold is off: releasing the holds
+	// placed before takes off that name, not the default.
+	o.RBACHold = holdToRelease(o.RBACHold)
 	return o
 }
 
@@ -97,6 +94,7 @@ func Setup(mgr ctrl.Manager, o SetupOptions) error {
 		Finalizers:    o.Finalizers,
 		DeleteWorkers: max(1, o.DeleteWorkers),
 		RBACHold:      o.RBACHold,
+		RBACHoldOff:   o.DisableRBACHold,
 		Self:          o.Self,
 		Namespace:     o.Namespace,
 	}

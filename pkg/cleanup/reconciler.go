@@ -38,8 +38,10 @@ type Reconciler struct {
 	// DeleteWorkers is how many deletes run at once; the client's rate limit still applies.
 	DeleteWorkers int
 	// RBACHold is the finalizer that keeps a managed CSV's ClusterRoles and
-	// bindings in force until its operands are gone; "" turns the hold off.
+	// bindings in force until its operands are gone ("" is rbac.HoldFinalizer).
 	RBACHold string
+	// RBACHoldOff turns the hold off: the holds placed before, under RBACHold, are released.
+	RBACHoldOff bool
 	// Self is csv-cleaner's own CSV (OPERATOR_CONDITION_NAME in the pod's
 	// namespace); when it is uninstalled csv-cleaner removes every finalizer
 	// it placed before its own. Empty when csv-cleaner was not installed by OLM.

@@ -138,11 +138,15 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 		}
 	}
 	refusedProblem := refusalProblem(refused)
+	timedOut := u.now.Sub(u.csv.DeletionTimestamp.Time) >= u.settings.OperandTimeout
 	if unavailable != nil {
-		unavailable.Message = fmt.Sprintf("%d operands wait for finalizers and %s; onTimeout %s applies once operandTimeout %s has passed",
-			len(blocking), unavailable.Message, u.settings.OnTimeout, u.settings.OperandTimeout)
+		then := fmt.Sprintf("onTimeout %s applies once operandTimeout %s has passed", u.settings.OnTimeout, u.settings.OperandTimeout)
+		if timedOut {
+			then = fmt.Sprintf("operandTimeout %s has passed and onTimeout %s keeps waiting", u.settings.OperandTimeout, u.settings.OnTimeout)
+		}
+		unavailable.Message = fmt.Sprintf("%d operands wait for finalizers and %s; %s", len(blocking), unavailable.Message, then)
 	}
-	if u.now.Sub(u.csv.DeletionTimestamp.Time) < u.settings.OperandTimeout {
+	if !timedOut {
 		switch {
 		case refusedProblem != nil:
 			return false, refusedProblem

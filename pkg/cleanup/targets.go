@@ -85,6 +85,9 @@ func DecideTargets(in TargetsInput) (NamespaceSet, *Problem) {
 		annotation = set
 	}
 	switch {
+	case status == nil && annotation == nil && in.OperatorGroup == "":
+		return nil, problem("the CSV names no OperatorGroup (annotation %s) and has no %s annotation; annotate the CSV",
+			operatorsv1.OperatorGroupAnnotationKey, operatorsv1.OperatorGroupTargetsAnnotationKey)
 	case status == nil && annotation == nil:
 		return nil, problem("its OperatorGroup %q has no status.namespaces and the CSV has no %s annotation; restore the OperatorGroup or annotate the CSV",
 			in.OperatorGroup, operatorsv1.OperatorGroupTargetsAnnotationKey)

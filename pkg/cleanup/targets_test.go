@@ -34,6 +34,7 @@ func TestDecideTargets(t *testing.T) {
 		{name: "status every namespace, annotation one", in: TargetsInput{Status: []string{""}, Annotation: "ns-a", HasAnnotation: true}, says: `status.namespaces [""] but the CSV's olm.targetNamespaces annotation is "ns-a": one says every namespace`},
 		{name: "status one, annotation every namespace", in: TargetsInput{Status: []string{"ns-a"}, Annotation: "", HasAnnotation: true}, says: "one says every namespace, the other names namespaces"},
 		{name: "nothing in common", in: TargetsInput{Status: []string{"a"}, Annotation: "b", HasAnnotation: true}, says: "they name no namespace in common"},
+		{name: "no OperatorGroup named, no annotation", in: TargetsInput{}, says: "the CSV names no OperatorGroup (annotation olm.operatorGroup) and has no olm.targetNamespaces annotation"},
 		{name: "neither", in: TargetsInput{OperatorGroup: "og"}, says: `its OperatorGroup "og" has no status.namespaces and the CSV has no olm.targetNamespaces annotation`},
 	}
 	for _, tt := range tests {

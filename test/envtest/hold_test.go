@@ -154,6 +154,18 @@ var _ = Describe("The RBAC hold", func() {
 		Eventually(func(ctx context.Context) []string { return s.finalizers(ctx) }).WithContext(ctx).ShouldNot(ContainElement(cleanup.DefaultFinalizer))
 	})
 
+	It("is released under its configured name when turned off (--rbac-hold=false --rbac-hold-finalizer=X)", func(ctx SpecContext) {
+		const custom = "test.csv-cleaner.io/custom-hold"
+		restartManagerWith(func(o *cleanup.SetupOptions) { o.RBACHold = custom })
+		s := installed(ctx, "hold-named")
+		s.waitFinalizer(ctx)
+		waitRBACFinalizers(ctx, s.id+"-role", [][]string{{custom}, {custom}})
+
+		By("turning the hold off with the same finalizer name")
+		restartManagerWith(func(o *cleanup.SetupOptions) { o.RBACHold, o.DisableRBACHold = custom, true })
+		waitRBACFinalizers(ctx, s.id+"-role", [][]string{{}, {}})
+	})
+
 	It("takes every finalizer it placed off CSVs and RBAC when csv-cleaner's own CSV is deleted", func(ctx SpecContext) {
 		s := heldInstall(ctx, "hold-self")
 
