@@ -51,7 +51,7 @@ func (c CSVRef) String() string { return types.NamespacedName(c).String() }
 // DryRun is what an uninstall of a CSV would delete and keep, as the cluster is now.
 type DryRun struct {
 	CSV    CSVRef `json:"csv"`
-	Policy string               `json:"policy,omitempty"`
+	Policy string `json:"policy,omitempty"`
 	// Verdict is Uninstall, Skipped (with Reason), Unmanaged, or Blocked (with Reason).
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason,omitempty"`
