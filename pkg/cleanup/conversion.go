@@ -7,15 +7,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 )
 
-// Setting a CRD's spec.conversion to None takes patch on every CRD: RBAC
+// Setting a CRD's spec.conversion to None takes update on every CRD: RBAC
 // cannot narrow it; the admission policy of manifests/admission lets
 // csv-cleaner change nothing else, and only on CRDs with OLM's provenance.
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=patch
+// update, not patch: a patch (server-side apply) can create a CRD, an
+// update cannot (operator-framework's good-practices validator warns of
+// patch on CRDs for that reason).
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=update
 
 // mayDisableConversion says whether the conversion webhook of a CRD whose
 // instances cannot be listed may be turned off: the policy allows it, the
@@ -34,10 +36,10 @@ func mayDisableConversion(s CRDScope, settings Settings) bool {
 // PR 2832), which csv-cleaner's finalizer would otherwise delay until the
 // operands it cannot list are gone. It reports whether it changed the CRD.
 func (r *Reconciler) disableConversion(ctx context.Context, u *uninstall, s *CRDScope, refusal Refusal) (bool, error) {
+	// The CRD was read live in this pass; its resourceVersion guards the update.
 	crd := s.CRD.DeepCopy()
-	base := crd.DeepCopy()
 	crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
-	err := r.Client.Patch(ctx, crd, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+	err := r.Client.Update(ctx, crd)
 	switch {
 	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		return false, nil // read again on the next pass

@@ -14,7 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -133,22 +135,25 @@ var _ = Describe("The admission policy make deploy applies", func() {
 		Expect(as.Patch(ctx, finalized, client.MergeFrom(csv), client.DryRunAll)).To(Succeed())
 
 		By("letting it change a CRD only to set spec.conversion to None, and only a CRD OLM installed")
-		crdOf := func(name string) (*apiextensionsv1.CustomResourceDefinition, *apiextensionsv1.CustomResourceDefinition) {
+		crdOf := func(name string) *apiextensionsv1.CustomResourceDefinition {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
 			Expect(as.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())
-			return crd, crd.DeepCopy()
+			return crd
 		}
-		proven, provenBase := crdOf(s.crd(0).Name())
-		proven.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
-		Expect(as.Patch(ctx, proven, client.MergeFrom(provenBase), client.DryRunAll)).To(Succeed())
-		proven, provenBase = crdOf(s.crd(0).Name())
+		none := &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+		proven := crdOf(s.crd(0).Name())
+		proven.Spec.Conversion = none
+		Expect(as.Update(ctx, proven, client.DryRunAll)).To(Succeed())
+		proven = crdOf(s.crd(0).Name())
 		proven.Labels = map[string]string{"stolen": "token"}
-		Expect(as.Patch(ctx, proven, client.MergeFrom(provenBase), client.DryRunAll)).
+		Expect(as.Update(ctx, proven, client.DryRunAll)).
 			To(MatchError(ContainSubstring("csv-cleaner may change a CRD only to set its spec.conversion to None")))
-		other, otherBase := crdOf(unproven.Name())
-		other.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
-		Expect(as.Patch(ctx, other, client.MergeFrom(otherBase), client.DryRunAll)).
+		other := crdOf(unproven.Name())
+		other.Spec.Conversion = none
+		Expect(as.Update(ctx, other, client.DryRunAll)).
 			To(MatchError(ContainSubstring("csv-cleaner may change a CRD only to set its spec.conversion to None")))
+		Expect(as.Patch(ctx, crdOf(s.crd(0).Name()), client.RawPatch(types.MergePatchType, []byte(`{}`)), client.DryRunAll)).
+			To(Satisfy(apierrors.IsForbidden), "no patch on CRDs, which server-side apply could use to create one")
 
 		By("refusing a ClusterRoleBinding for anyone but csv-cleaner itself, even of the one role it may bind")
 		operandBinding := func(subject rbacv1.Subject) *rbacv1.ClusterRoleBinding {
