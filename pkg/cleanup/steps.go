@@ -59,6 +59,19 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 	var blocking []cleanupv1alpha1.ObjectRef
 	var refused []refusedOperand
 	conversionDisabled := false
+	// Whether the operator is available is read once a pass, when first needed.
+	var unavailable *Problem
+	availabilityRead := false
+	operatorUnavailable := func() (*Problem, error) {
+		if !availabilityRead {
+			p, err := r.unavailableOperator(ctx, u.csv)
+			if err != nil {
+				return nil, err
+			}
+			unavailable, availabilityRead = p, true
+		}
+		return unavailable, nil
+	}
 	for i := range scopes {
 		s := &scopes[i]
 		switch {
@@ -72,11 +85,11 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 		pass, err := r.deleteOperands(ctx, s, targets, *u.csv.DeletionTimestamp)
 		if refusal, ok := ClassifyRefusal(err); ok {
 			if refusal.Reason == BlockedConversionFailed && mayDisableConversion(*s, u.settings) {
-				unavailable, err := r.unavailableOperator(ctx, u.csv)
+				gone, err := operatorUnavailable()
 				if err != nil {
 					return false, err
 				}
-				if unavailable != nil {
+				if gone != nil {
 					changed, err := r.disableConversion(ctx, u, s, refusal)
 					if err != nil {
 						return false, err
@@ -126,8 +139,7 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 	if len(passes) == 0 {
 		return true, nil
 	}
-	unavailable, err := r.unavailableOperator(ctx, u.csv)
-	if err != nil {
+	if _, err := operatorUnavailable(); err != nil {
 		return false, err
 	}
 	if len(refused) > 0 && unavailable != nil {

@@ -25,39 +25,42 @@ type WebhookConfig struct {
 // given names (as the API server names a webhook in its refusals).
 func OwnedWebhookConfigs(ctx context.Context, reader client.Reader, csv types.NamespacedName, webhooks []string) ([]WebhookConfig, error) {
 	owned := client.MatchingLabelsSelector{Selector: OwnerSelector(csv)}
-	var out []WebhookConfig
-	add := func(gvk metav1.GroupVersionKind, meta metav1.ObjectMeta, names []string) {
-		if !IsOwnedBy(meta.Labels, csv) || meta.DeletionTimestamp != nil {
-			return
-		}
-		for _, n := range names {
-			if slices.Contains(webhooks, n) {
-				out = append(out, WebhookConfig{GVK: gvk, Name: meta.Name, UID: meta.UID, Webhook: n})
-				return
-			}
-		}
-	}
 	validating := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
 	if err := reader.List(ctx, validating, owned); err != nil {
 		return nil, fmt.Errorf("listing the ValidatingWebhookConfigurations of %s: %w", csv, err)
-	}
-	for _, c := range validating.Items {
-		var names []string
-		for _, w := range c.Webhooks {
-			names = append(names, w.Name)
-		}
-		add(metav1.GroupVersionKind(ValidatingWebhookConfiguration), c.ObjectMeta, names)
 	}
 	mutating := &admissionregistrationv1.MutatingWebhookConfigurationList{}
 	if err := reader.List(ctx, mutating, owned); err != nil {
 		return nil, fmt.Errorf("listing the MutatingWebhookConfigurations of %s: %w", csv, err)
 	}
-	for _, c := range mutating.Items {
-		var names []string
+	type config struct {
+		gvk   metav1.GroupVersionKind
+		meta  metav1.ObjectMeta
+		hooks []string
+	}
+	var configs []config
+	for _, c := range validating.Items {
+		cfg := config{gvk: metav1.GroupVersionKind(ValidatingWebhookConfiguration), meta: c.ObjectMeta}
 		for _, w := range c.Webhooks {
-			names = append(names, w.Name)
+			cfg.hooks = append(cfg.hooks, w.Name)
 		}
-		add(metav1.GroupVersionKind(MutatingWebhookConfiguration), c.ObjectMeta, names)
+		configs = append(configs, cfg)
+	}
+	for _, c := range mutating.Items {
+		cfg := config{gvk: metav1.GroupVersionKind(MutatingWebhookConfiguration), meta: c.ObjectMeta}
+		for _, w := range c.Webhooks {
+			cfg.hooks = append(cfg.hooks, w.Name)
+		}
+		configs = append(configs, cfg)
+	}
+	var out []WebhookConfig
+	for _, c := range configs {
+		if !IsOwnedBy(c.meta.Labels, csv) || c.meta.DeletionTimestamp != nil {
+			continue
+		}
+		if i := slices.IndexFunc(c.hooks, func(n string) bool { return slices.Contains(webhooks, n) }); i >= 0 {
+			out = append(out, WebhookConfig{GVK: c.gvk, Name: c.meta.Name, UID: c.meta.UID, Webhook: c.hooks[i]})
+		}
 	}
 	return out, nil
 }
