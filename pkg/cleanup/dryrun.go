@@ -156,10 +156,12 @@ func (r *Reconciler) planOperands(ctx context.Context, u *uninstall, out *DryRun
 		CRDProvenance: u.settings.CRDProvenance, OtherOwners: others,
 	})
 	u.scopes = scopes
-	if len(problems) > 0 {
+	// As the run (operandStep) decides: operands kept whole (opted out,
+	// operands: Orphan) win over bad input, which then blocks nothing.
+	orphan := r.orphanReason(u)
+	if orphan == "" && len(problems) > 0 {
 		return joinProblems(problems)
 	}
-	orphan := r.orphanReason(u)
 	var targets NamespaceSet
 	if orphan == "" {
 		var problem *Problem

@@ -102,6 +102,32 @@ var _ = Describe("csv-cleaner plan", func() {
 		))
 	})
 
+	It("follows the run when operands are orphaned and an owned CRD name is malformed: the operands kept, the RBAC deleted, not Blocked", func(ctx SpecContext) {
+		s := newScenario("plan-orphan")
+		s.createPolicy(ctx, func(p *cleanupv1alpha1.CleanupPolicySpec) { p.Operands = cleanupv1alpha1.Orphan })
+		csv := s.create(ctx)
+		s.operand(ctx, 0, s.ns("a"), "w1")
+		s.ownedRBAC(ctx, "role")
+		s.waitFinalizer(ctx)
+		addOwned(ctx, csv, "NotA_CRD", "Bad")
+		kind := s.crd(0).Kind + "." + s.crd(0).Group
+
+		plan, err := cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(plan.Verdict).To(Equal(cleanup.VerdictUninstall), plan.Message)
+		Expect(plan.Items).To(ConsistOf(
+			cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: cleanup.KeepPolicyOrphan},
+			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRoleBinding.rbac.authorization.k8s.io", Name: "plan-orphan-role", Reason: cleanup.DeleteOwnerLabels},
+			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRole.rbac.authorization.k8s.io", Name: "plan-orphan-role", Reason: cleanup.DeleteOwnerLabels},
+			cleanup.DryRunItem{Action: "Keep", Kind: "CustomResourceDefinition.apiextensions.k8s.io", Name: s.crd(0).Name(), Reason: cleanup.KeepPolicyOrphan},
+		))
+
+		By("uninstalling: the run does what the plan said")
+		s.uninstall(ctx)
+		Expect(s.phase(ctx)).To(Equal("Completed/"))
+		Expect(s.remaining(ctx)).To(ConsistOf("CRD "+s.crd(0).Name(), "Widget "+s.ns("a")+"/w1"))
+	})
+
 	It("says that a CSV no policy selects would have nothing deleted", func(ctx SpecContext) {
 		s := newScenario("planone")
 		s.create(ctx)
