@@ -25,7 +25,6 @@ const (
 	ReasonUpgrade   = "Upgrade"
 	ReasonReinstall = "Reinstall"
 	ReasonCopied    = "Copied"
-	ReasonOptedOut  = "OptedOut"
 	// ReasonUnmanaged: no CleanupPolicy selects the CSV any more.
 	ReasonUnmanaged = "Unmanaged"
 )

@@ -11,10 +11,6 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
-// NoteNotListed marks an owned CRD whose instances are all kept and which
-// csv-cleaner may not list: they were not counted.
-const NoteNotListed = "NotListed"
-
 // operandAccess is what csv-cleaner may do on the operands of the owned CRDs.
 type operandAccess struct {
 	// problem blocks the uninstall: a right it needs on a kind it deletes is missing.
@@ -92,7 +88,7 @@ func forbiddenOperands(s CRDScope, verbs []string, first string) *Problem {
 		object += " " + first
 	}
 	gr := s.GVR.GroupResource().String()
-	return &Problem{Reason: BlockedForbidden, Object: object,
+	return &Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: object,
 		Message: fmt.Sprintf("csv-cleaner may not %s %s (kind %s): %s; the uninstall resumes on its own once it may",
 			strings.Join(verbs, ", "), gr, s.Kind, rbac.HowToGrant(gr))}
 }

@@ -216,7 +216,7 @@ func (r *Reconciler) planClusterObjects(ctx context.Context, u *uninstall, out *
 			for _, obj := range owned {
 				it := DryRunItem{Action: ActionDelete, Kind: rbac.KindName(gvk), Name: obj.Name, Reason: DeleteOwnerLabels}
 				if k.action != cleanupv1alpha1.Delete {
-					it.Action, it.Reason = ActionKeep, KeepPolicyOrphan
+					it.Action, it.Reason = ActionKeep, cleanupv1alpha1.KeepPolicyOrphan
 				}
 				out.Items = append(out.Items, it)
 			}
@@ -234,11 +234,11 @@ func (r *Reconciler) planCRDs(u *uninstall, out *DryRun) {
 		it := DryRunItem{Action: ActionKeep, Kind: crdKind, Name: s.Name}
 		switch {
 		case u.settings.CRDs != cleanupv1alpha1.Delete:
-			it.Reason = KeepPolicyOrphan
+			it.Reason = cleanupv1alpha1.KeepPolicyOrphan
 		case crdKeepReason(s) != "":
 			it.Reason = crdKeepReason(s)
 		case keptInstances(out, s.Kind):
-			it.Reason = KeepHasInstances
+			it.Reason = cleanupv1alpha1.KeepHasInstances
 		default:
 			it.Action, it.Reason = ActionDelete, DeleteInstalledAlongside
 		}

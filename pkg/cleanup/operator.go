@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 )
 
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get
@@ -35,7 +37,7 @@ func (r *Reconciler) unavailableOperator(ctx context.Context, csv *operatorsv1al
 		default:
 			continue
 		}
-		return &Problem{Reason: BlockedOperatorUnavailable, Object: "Deployment " + key.String(),
+		return &Problem{Reason: cleanupv1alpha1.BlockedOperatorUnavailable, Object: "Deployment " + key.String(),
 			Message: fmt.Sprintf("the operator's Deployment %s %s, so nobody removes them", key, state)}, nil
 	}
 	return nil, nil

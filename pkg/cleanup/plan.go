@@ -16,34 +16,6 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 )
 
-// Reasons an operand, or all instances of a CRD, are kept.
-const (
-	KeepOutsideTargets       = "OutsideTargets"
-	KeepSharedWithCSV        = "SharedWithCSV"
-	KeepCreatedAfterDeletion = "CreatedAfterDeletion"
-	KeepSharedCRD            = "SharedCRD"
-	KeepUnproven             = "Unproven"
-	KeepOptedOut             = cleanupv1alpha1.ReasonOptedOut
-	KeepPolicyOrphan         = "PolicyOrphan"
-	KeepTimedOut             = "TimedOut"
-	KeepHasInstances         = "HasInstances"
-	// NoteCRDNotFound marks an owned CRD that no longer exists: it has no instances left.
-	NoteCRDNotFound = "CRDNotFound"
-)
-
-// Reasons an uninstall is Blocked on bad input or a refusal.
-const (
-	BlockedMalformedOwnedCRD       = "MalformedOwnedCRD"
-	BlockedCRDNotEstablished       = "CRDNotEstablished"
-	BlockedTargetNamespacesUnknown = "TargetNamespacesUnknown"
-	BlockedForbidden               = "Forbidden"
-	BlockedOperandsRemaining       = "OperandsRemaining"
-	// BlockedOperatorUnavailable: operands with finalizers remain and the
-	// operator that would remove them is not running (its Deployment is gone,
-	// as after a foreground deletion, or not Available).
-	BlockedOperatorUnavailable = "OperatorUnavailable"
-)
-
 // Problem is bad input that blocks an uninstall until someone fixes it.
 type Problem struct {
 	Reason  string
@@ -106,7 +78,7 @@ func ScopeCRDs(in ScopeInput) ([]CRDScope, []Problem) {
 		}
 		seen[owned.Name] = true
 		if msg := validOwnedName(owned.Name); msg != "" {
-			problems = append(problems, Problem{Reason: BlockedMalformedOwnedCRD, Object: "CustomResourceDefinition " + owned.Name,
+			problems = append(problems, Problem{Reason: cleanupv1alpha1.BlockedMalformedOwnedCRD, Object: "CustomResourceDefinition " + owned.Name,
 				Message: fmt.Sprintf("spec.customresourcedefinitions.owned names %q, which is not a CRD name (%s); fix the CSV or remove the entry", owned.Name, msg)})
 			continue
 		}
@@ -114,7 +86,7 @@ func ScopeCRDs(in ScopeInput) ([]CRDScope, []Problem) {
 		crd, ok := in.CRDs[owned.Name]
 		if !ok {
 			s.Kind = owned.Kind + "." + groupOf(owned.Name)
-			s.KeepReason = NoteCRDNotFound
+			s.KeepReason = cleanupv1alpha1.NoteCRDNotFound
 			scopes = append(scopes, s)
 			continue
 		}
@@ -122,13 +94,13 @@ func ScopeCRDs(in ScopeInput) ([]CRDScope, []Problem) {
 		s.Kind = crd.Spec.Names.Kind + "." + crd.Spec.Group
 		s.Namespaced = crd.Spec.Scope == apiextensionsv1.NamespaceScoped
 		if !established(crd) {
-			problems = append(problems, Problem{Reason: BlockedCRDNotEstablished, Object: "CustomResourceDefinition " + crd.Name,
+			problems = append(problems, Problem{Reason: cleanupv1alpha1.BlockedCRDNotEstablished, Object: "CustomResourceDefinition " + crd.Name,
 				Message: fmt.Sprintf("CRD %s is not established, so its instances cannot be listed; check its status conditions", crd.Name)})
 			continue
 		}
 		version, ok := servedVersion(crd)
 		if !ok {
-			problems = append(problems, Problem{Reason: BlockedCRDNotEstablished, Object: "CustomResourceDefinition " + crd.Name,
+			problems = append(problems, Problem{Reason: cleanupv1alpha1.BlockedCRDNotEstablished, Object: "CustomResourceDefinition " + crd.Name,
 				Message: fmt.Sprintf("CRD %s serves no version, so its instances cannot be listed", crd.Name)})
 			continue
 		}
@@ -136,9 +108,9 @@ func ScopeCRDs(in ScopeInput) ([]CRDScope, []Problem) {
 		s.Proven = in.CRDProvenance == cleanupv1alpha1.ProvenanceWaived || slices.Contains(Provenance(crd.Annotations), in.CSV)
 		switch {
 		case !s.Proven:
-			s.KeepReason = KeepUnproven
+			s.KeepReason = cleanupv1alpha1.KeepUnproven
 		case !s.Namespaced && len(s.Others) > 0:
-			s.KeepReason = KeepSharedCRD
+			s.KeepReason = cleanupv1alpha1.KeepSharedClusterScoped
 		}
 		scopes = append(scopes, s)
 	}
@@ -238,16 +210,16 @@ func PlanOperands(in OperandInput) OperandPlan {
 func keepReason(in OperandInput, item *metav1.PartialObjectMetadata) string {
 	if in.Scope.Namespaced {
 		if !in.Targets.Has(item.Namespace) {
-			return KeepOutsideTargets
+			return cleanupv1alpha1.KeepOutsideTargets
 		}
 		for _, o := range in.Scope.Others {
 			if o.Targets.Has(item.Namespace) {
-				return KeepSharedWithCSV
+				return cleanupv1alpha1.KeepSharedWithCSV
 			}
 		}
 	}
 	if CreatedAfter(item.CreationTimestamp, in.DeletionTime) {
-		return KeepCreatedAfterDeletion
+		return cleanupv1alpha1.KeepCreatedAfterDeletion
 	}
 	return ""
 }

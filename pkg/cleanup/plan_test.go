@@ -59,23 +59,23 @@ func TestScopeCRDs(t *testing.T) {
 		{"proven namespaced CRD is in scope", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd()}, CRDProvenance: cleanupv1alpha1.ProvenanceRequired},
 			"", "", "v1", true},
 		{"no provenance annotation: unproven", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(func(c *apiextensionsv1.CustomResourceDefinition) { c.Annotations = nil })}, CRDProvenance: cleanupv1alpha1.ProvenanceRequired},
-			KeepUnproven, "", "v1", false},
+			cleanupv1alpha1.KeepUnproven, "", "v1", false},
 		{"provenance of another CSV: unproven", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(func(c *apiextensionsv1.CustomResourceDefinition) {
 			c.Annotations = map[string]string{ProvenanceAnnotationPrefix + "x": "other/widget.v1"}
-		})}, CRDProvenance: cleanupv1alpha1.ProvenanceRequired}, KeepUnproven, "", "v1", false},
+		})}, CRDProvenance: cleanupv1alpha1.ProvenanceRequired}, cleanupv1alpha1.KeepUnproven, "", "v1", false},
 		{"waived provenance", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(func(c *apiextensionsv1.CustomResourceDefinition) { c.Annotations = nil })}, CRDProvenance: cleanupv1alpha1.ProvenanceWaived},
 			"", "", "v1", true},
-		{"CRD gone: noted", ScopeInput{CSV: me, Owned: owned(w), CRDProvenance: cleanupv1alpha1.ProvenanceRequired}, NoteCRDNotFound, "", "", false},
+		{"CRD gone: noted", ScopeInput{CSV: me, Owned: owned(w), CRDProvenance: cleanupv1alpha1.ProvenanceRequired}, cleanupv1alpha1.NoteCRDNotFound, "", "", false},
 		{"cluster-scoped CRD another CSV owns", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(func(c *apiextensionsv1.CustomResourceDefinition) {
 			c.Spec.Scope = apiextensionsv1.ClusterScoped
-		})}, OtherOwners: map[string][]OtherOwner{w: {otherAll}}, CRDProvenance: cleanupv1alpha1.ProvenanceRequired}, KeepSharedCRD, "", "v1", true},
+		})}, OtherOwners: map[string][]OtherOwner{w: {otherAll}}, CRDProvenance: cleanupv1alpha1.ProvenanceRequired}, cleanupv1alpha1.KeepSharedClusterScoped, "", "v1", true},
 		{"namespaced CRD another CSV owns stays in scope (spared per namespace)", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd()},
 			OtherOwners: map[string][]OtherOwner{w: {otherAll}}, CRDProvenance: cleanupv1alpha1.ProvenanceRequired}, "", "", "v1", true},
 		{"not established blocks", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(func(c *apiextensionsv1.CustomResourceDefinition) {
 			c.Status.Conditions[0].Status = apiextensionsv1.ConditionFalse
-		})}}, "-", BlockedCRDNotEstablished, "", false},
-		{"malformed owned name blocks", ScopeInput{CSV: me, Owned: owned("widgets")}, "-", BlockedMalformedOwnedCRD, "", false},
-		{"owned name not a DNS subdomain blocks", ScopeInput{CSV: me, Owned: owned("Widgets.Example_Com")}, "-", BlockedMalformedOwnedCRD, "", false},
+		})}}, "-", cleanupv1alpha1.BlockedCRDNotEstablished, "", false},
+		{"malformed owned name blocks", ScopeInput{CSV: me, Owned: owned("widgets")}, "-", cleanupv1alpha1.BlockedMalformedOwnedCRD, "", false},
+		{"owned name not a DNS subdomain blocks", ScopeInput{CSV: me, Owned: owned("Widgets.Example_Com")}, "-", cleanupv1alpha1.BlockedMalformedOwnedCRD, "", false},
 		{"storage version not served: first served", ScopeInput{CSV: me, Owned: owned(w), CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{w: crd(func(c *apiextensionsv1.CustomResourceDefinition) {
 			c.Spec.Versions[1].Served = false
 		})}, CRDProvenance: cleanupv1alpha1.ProvenanceRequired}, "", "", "v1beta1", true},
@@ -138,7 +138,7 @@ func TestPlanOperands(t *testing.T) {
 	shared.Others = []OtherOwner{{Targets: NewNamespaceSet([]string{"both"})}}
 	cluster := CRDScope{Name: "gizmos.example.com"}
 	unproven := namespaced
-	unproven.KeepReason = KeepUnproven
+	unproven.KeepReason = cleanupv1alpha1.KeepUnproven
 
 	tests := []struct {
 		name        string
@@ -151,22 +151,22 @@ func TestPlanOperands(t *testing.T) {
 	}{
 		{"in and outside the targets", namespaced, []string{"a", "b"}, []metav1.PartialObjectMetadata{
 			item("a", "w1", before), item("b", "w2", before), item("c", "w3", before)},
-			[]string{"a/w1", "b/w2"}, nil, map[string]int{KeepOutsideTargets: 1}},
+			[]string{"a/w1", "b/w2"}, nil, map[string]int{cleanupv1alpha1.KeepOutsideTargets: 1}},
 		{"all namespaces", namespaced, []string{""}, []metav1.PartialObjectMetadata{item("a", "w1", before), item("z", "w2", before)},
 			[]string{"a/w1", "z/w2"}, nil, map[string]int{}},
 		{"a namespace another CSV targets is spared", shared, []string{"mine", "both"}, []metav1.PartialObjectMetadata{
 			item("mine", "w1", before), item("both", "w2", before)},
-			[]string{"mine/w1"}, nil, map[string]int{KeepSharedWithCSV: 1}},
+			[]string{"mine/w1"}, nil, map[string]int{cleanupv1alpha1.KeepSharedWithCSV: 1}},
 		{"created after the deletion", namespaced, []string{"a"}, []metav1.PartialObjectMetadata{
 			item("a", "old", before), item("a", "new", deletion.Add(time.Second)), item("a", "same-second", deletion.Add(500*time.Millisecond))},
-			[]string{"a/old", "a/same-second"}, nil, map[string]int{KeepCreatedAfterDeletion: 1}},
+			[]string{"a/old", "a/same-second"}, nil, map[string]int{cleanupv1alpha1.KeepCreatedAfterDeletion: 1}},
 		{"terminating ones are waited for, not deleted again", namespaced, []string{"a"}, []metav1.PartialObjectMetadata{
 			item("a", "w1", before, terminating), item("a", "w2", before)},
 			[]string{"a/w2"}, []string{"a/w1"}, map[string]int{}},
 		{"cluster-scoped instances ignore targets", cluster, []string{"a"}, []metav1.PartialObjectMetadata{item("", "g1", before)},
 			[]string{"g1"}, nil, map[string]int{}},
 		{"a kept CRD keeps every instance", unproven, []string{"a"}, []metav1.PartialObjectMetadata{item("a", "w1", before), item("b", "w2", before)},
-			nil, nil, map[string]int{KeepUnproven: 2}},
+			nil, nil, map[string]int{cleanupv1alpha1.KeepUnproven: 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

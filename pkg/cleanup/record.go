@@ -167,7 +167,7 @@ func (rec *record) count(kind string, found, remaining int, kept map[string]int)
 	kc.Found = max(kc.Found, int32(found), int32(remaining))
 	kc.Remaining = int32(remaining)
 	// Objects kept after the timeout were found for deletion but not deleted.
-	kc.Deleted = max(0, kc.Found-kc.Remaining-int32(kept[KeepTimedOut]))
+	kc.Deleted = max(0, kc.Found-kc.Remaining-int32(kept[cleanupv1alpha1.KeepTimedOut]))
 	kc.Kept = nil
 	for _, reason := range slices.Sorted(maps.Keys(kept)) {
 		kc.Kept = append(kc.Kept, cleanupv1alpha1.KeptCount{Reason: reason, Count: int32(kept[reason])})

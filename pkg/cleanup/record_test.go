@@ -14,15 +14,15 @@ func TestRecordCountAcrossPasses(t *testing.T) {
 	rec := &record{st: &cleanupv1alpha1.CSVCleanupStatus{}}
 	const kind = "Widget.example.com"
 	// Pass 1: 3 live operands found and deleted, 1 holds a finalizer.
-	rec.count(kind, 3, 1, map[string]int{KeepOutsideTargets: 2})
+	rec.count(kind, 3, 1, map[string]int{cleanupv1alpha1.KeepOutsideTargets: 2})
 	// Pass 2: only the terminating one is listed now.
-	rec.count(kind, 1, 1, map[string]int{KeepOutsideTargets: 2})
+	rec.count(kind, 1, 1, map[string]int{cleanupv1alpha1.KeepOutsideTargets: 2})
 	got := rec.st.Counts[0]
 	if got.Found != 3 || got.Deleted != 2 || got.Remaining != 1 || rec.st.Remaining != 1 {
 		t.Fatalf("after two passes: %+v, total remaining %d", got, rec.st.Remaining)
 	}
 	// Pass 3: timed out with Orphan: the last one is kept, not deleted.
-	rec.count(kind, 1, 0, map[string]int{KeepOutsideTargets: 2, KeepTimedOut: 1})
+	rec.count(kind, 1, 0, map[string]int{cleanupv1alpha1.KeepOutsideTargets: 2, cleanupv1alpha1.KeepTimedOut: 1})
 	got = rec.st.Counts[0]
 	if got.Found != 3 || got.Deleted != 2 || got.Remaining != 0 || len(got.Kept) != 2 {
 		t.Fatalf("after the timeout: %+v", got)

@@ -2,25 +2,17 @@ package cleanup
 
 import (
 	"errors"
+
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-)
 
-// Reasons an uninstall is Blocked because the API server refused one of
-// csv-cleaner's requests.
-const (
-	// BlockedAdmissionRefused: an admission webhook denied the request or
-	// could not be called (fail-closed), or an admission policy denied it.
-	BlockedAdmissionRefused = "AdmissionRefused"
-	// BlockedConversionFailed: the CRD's conversion webhook failed, so its
-	// instances cannot be read at the version csv-cleaner asks for.
-	BlockedConversionFailed = "ConversionFailed"
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 )
 
 // Refusal is the API server's refusal of a request, as ClassifyRefusal reads it.
 type Refusal struct {
-	// Reason is the class: BlockedAdmissionRefused, BlockedConversionFailed or BlockedForbidden.
+	// Reason is the class: cleanupv1alpha1.BlockedAdmissionRefused, cleanupv1alpha1.BlockedConversionFailed or cleanupv1alpha1.BlockedForbidden.
 	Reason string
 	// Source is the webhook or admission policy the API server names, if any.
 	Source string
@@ -44,15 +36,15 @@ func ClassifyRefusal(err error) (Refusal, bool) {
 	r := Refusal{Message: msg}
 	switch {
 	case strings.Contains(msg, "conversion webhook for "):
-		r.Reason, r.Source = BlockedConversionFailed, between(msg, "conversion webhook for ", " failed")
+		r.Reason, r.Source = cleanupv1alpha1.BlockedConversionFailed, between(msg, "conversion webhook for ", " failed")
 	case strings.Contains(msg, `failed calling webhook "`):
-		r.Reason, r.Source, r.Unreachable = BlockedAdmissionRefused, between(msg, `failed calling webhook "`, `"`), true
+		r.Reason, r.Source, r.Unreachable = cleanupv1alpha1.BlockedAdmissionRefused, between(msg, `failed calling webhook "`, `"`), true
 	case strings.Contains(msg, `admission webhook "`) && strings.Contains(msg, "denied the request"):
-		r.Reason, r.Source = BlockedAdmissionRefused, between(msg, `admission webhook "`, `"`)
+		r.Reason, r.Source = cleanupv1alpha1.BlockedAdmissionRefused, between(msg, `admission webhook "`, `"`)
 	case strings.Contains(msg, "AdmissionPolicy '") && strings.Contains(msg, "denied request"):
-		r.Reason, r.Source = BlockedAdmissionRefused, between(msg, "AdmissionPolicy '", "'")
+		r.Reason, r.Source = cleanupv1alpha1.BlockedAdmissionRefused, between(msg, "AdmissionPolicy '", "'")
 	case apierrors.IsForbidden(err):
-		r.Reason = BlockedForbidden
+		r.Reason = cleanupv1alpha1.BlockedForbidden
 	default:
 		return Refusal{}, false
 	}
@@ -72,11 +64,11 @@ func between(s, start, end string) string {
 // advice says what an admin can do about a refusal.
 func (r Refusal) advice() string {
 	switch r.Reason {
-	case BlockedConversionFailed:
+	case cleanupv1alpha1.BlockedConversionFailed:
 		return "the CRD's conversion webhook fails, so its instances cannot be read; bring the operator back, or set the CRD's spec.conversion to None"
-	case BlockedForbidden:
+	case cleanupv1alpha1.BlockedForbidden:
 		return "grant csv-cleaner the right (README, \"What csv-cleaner may do, and why\")"
-	case BlockedAdmissionRefused:
+	case cleanupv1alpha1.BlockedAdmissionRefused:
 		if r.Unreachable {
 			return "the webhook " + quote(r.Source) + " cannot be called; bring its service back or remove its configuration, or let onTimeout apply once operandTimeout has passed"
 		}

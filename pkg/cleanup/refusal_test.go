@@ -3,11 +3,14 @@ package cleanup
 import (
 	"errors"
 	"fmt"
+
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 )
 
 func TestClassifyRefusal(t *testing.T) {
@@ -24,21 +27,21 @@ func TestClassifyRefusal(t *testing.T) {
 	}{
 		{name: "fail-closed webhook that cannot be called",
 			err:  apierrors.NewInternalError(errors.New(`failed calling webhook "vwidget.example.com": failed to call webhook: Post "https://127.0.0.1:1/?timeout=10s": dial tcp 127.0.0.1:1: connect: connection refused`)),
-			want: BlockedAdmissionRefused, source: "vwidget.example.com", unreachable: true},
+			want: cleanupv1alpha1.BlockedAdmissionRefused, source: "vwidget.example.com", unreachable: true},
 		{name: "webhook denial",
 			err:  status(400, metav1.StatusReasonBadRequest, `admission webhook "deny.example.com" denied the request: widgets are kept`),
-			want: BlockedAdmissionRefused, source: "deny.example.com"},
+			want: cleanupv1alpha1.BlockedAdmissionRefused, source: "deny.example.com"},
 		{name: "webhook denial without explanation, as Forbidden",
 			err:  status(403, metav1.StatusReasonForbidden, `admission webhook "deny.example.com" denied the request without explanation`),
-			want: BlockedAdmissionRefused, source: "deny.example.com"},
+			want: cleanupv1alpha1.BlockedAdmissionRefused, source: "deny.example.com"},
 		{name: "admission policy",
 			err:  status(403, metav1.StatusReasonForbidden, `widgets.conv.example.com "w1" is forbidden: ValidatingAdmissionPolicy 'keep-widgets' with binding 'keep-widgets-binding' denied request: kept`),
-			want: BlockedAdmissionRefused, source: "keep-widgets"},
+			want: cleanupv1alpha1.BlockedAdmissionRefused, source: "keep-widgets"},
 		{name: "conversion webhook",
 			err:  apierrors.NewInternalError(errors.New(`conversion webhook for conv.example.com/v1, Kind=Widget failed: Post "https://127.0.0.1:1/convert?timeout=30s": dial tcp 127.0.0.1:1: connect: connection refused`)),
-			want: BlockedConversionFailed, source: "conv.example.com/v1, Kind=Widget"},
-		{name: "RBAC", err: apierrors.NewForbidden(widgets, "w1", errors.New(`User "x" cannot delete resource "widgets"`)), want: BlockedForbidden},
-		{name: "wrapped", err: fmt.Errorf("deleting Widget a/w1: %w", apierrors.NewForbidden(widgets, "w1", errors.New("no"))), want: BlockedForbidden},
+			want: cleanupv1alpha1.BlockedConversionFailed, source: "conv.example.com/v1, Kind=Widget"},
+		{name: "RBAC", err: apierrors.NewForbidden(widgets, "w1", errors.New(`User "x" cannot delete resource "widgets"`)), want: cleanupv1alpha1.BlockedForbidden},
+		{name: "wrapped", err: fmt.Errorf("deleting Widget a/w1: %w", apierrors.NewForbidden(widgets, "w1", errors.New("no"))), want: cleanupv1alpha1.BlockedForbidden},
 
 		{name: "conflict", err: apierrors.NewConflict(widgets, "w1", errors.New("changed"))},
 		{name: "throttled", err: apierrors.NewTooManyRequests("slow down", 1)},

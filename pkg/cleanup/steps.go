@@ -76,15 +76,15 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 		s := &scopes[i]
 		switch {
 		case s.CRD == nil:
-			u.rec.count(s.Kind, 0, 0, map[string]int{NoteCRDNotFound: 0})
+			u.rec.count(s.Kind, 0, 0, map[string]int{cleanupv1alpha1.NoteCRDNotFound: 0})
 			continue
 		case access.unlisted[s.Name]:
-			u.rec.count(s.Kind, 0, 0, map[string]int{s.KeepReason: 0, NoteNotListed: 0})
+			u.rec.count(s.Kind, 0, 0, map[string]int{s.KeepReason: 0, cleanupv1alpha1.NoteNotListed: 0})
 			continue
 		}
 		pass, err := r.deleteOperands(ctx, s, targets, *u.csv.DeletionTimestamp)
 		if refusal, ok := ClassifyRefusal(err); ok {
-			if refusal.Reason == BlockedConversionFailed && mayDisableConversion(*s, u.settings) {
+			if refusal.Reason == cleanupv1alpha1.BlockedConversionFailed && mayDisableConversion(*s, u.settings) {
 				gone, err := operatorUnavailable()
 				if err != nil {
 					return false, err
@@ -101,13 +101,13 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 				}
 			}
 			// The kind cannot even be listed: nothing of it is deleted, the other kinds go on.
-			if refusal.Reason == BlockedForbidden {
+			if refusal.Reason == cleanupv1alpha1.BlockedForbidden {
 				refusal.Message = forbiddenOperands(*s, []string{"list"}, "").Message
 			}
 			w := waiting{scope: s, refused: []refusedObject{{refusal: refusal}}}
 			passes = append(passes, w)
 			refused = append(refused, refusedOperand{kind: s.Kind, refusedObject: w.refused[0]})
-			u.rec.count(s.Kind, 0, 0, map[string]int{refusal.Reason: 0, NoteNotListed: 0})
+			u.rec.count(s.Kind, 0, 0, map[string]int{refusal.Reason: 0, cleanupv1alpha1.NoteNotListed: 0})
 			blocking = append(blocking, cleanupv1alpha1.ObjectRef{Kind: s.Kind, Reason: refusal.Reason})
 			continue
 		}
@@ -121,7 +121,7 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 		// deletes: the record shows every step that was taken.
 		u.rec.count(s.Kind, pass.found, len(pass.remaining)+len(pass.refused), pass.kept)
 		for _, f := range pass.refused {
-			if f.refusal.Reason == BlockedForbidden {
+			if f.refusal.Reason == cleanupv1alpha1.BlockedForbidden {
 				f.refusal.Message = forbiddenOperands(*s, []string{"delete"}, f.obj.Namespace+"/"+f.obj.Name).Message
 			}
 			refused = append(refused, refusedOperand{kind: s.Kind, refusedObject: f})
@@ -202,11 +202,11 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 			if kept == nil {
 				kept = map[string]int{}
 			}
-			kept[KeepTimedOut] += len(w.pass.remaining)
+			kept[cleanupv1alpha1.KeepTimedOut] += len(w.pass.remaining)
 			for _, f := range w.refused {
 				if f.obj.Name == "" { // the kind could not be listed: noted, not counted
 					kept[f.refusal.Reason] += 0
-					kept[NoteNotListed] += 0
+					kept[cleanupv1alpha1.NoteNotListed] += 0
 					continue
 				}
 				kept[f.refusal.Reason]++
@@ -228,7 +228,7 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 		case unavailable != nil:
 			return false, unavailable
 		}
-		return false, &Problem{Reason: BlockedOperandsRemaining, Object: blocking[0].Kind + " " + blocking[0].Namespace + "/" + blocking[0].Name,
+		return false, &Problem{Reason: cleanupv1alpha1.BlockedOperandsRemaining, Object: blocking[0].Kind + " " + blocking[0].Namespace + "/" + blocking[0].Name,
 			Message: fmt.Sprintf("%d operands still exist after operandTimeout %s, held by finalizers that nobody removes; see status.blocking, or set onTimeout to RemoveFinalizers or Orphan", len(blocking), u.settings.OperandTimeout)}
 	}
 }
@@ -250,8 +250,8 @@ func refusalProblem(refused []refusedOperand) *Problem {
 	if first.obj.Name != "" {
 		object, verb = first.kind+" "+path(first.obj.Namespace, first.obj.Name), "delete"
 	}
-	if first.refusal.Reason == BlockedForbidden {
-		return &Problem{Reason: BlockedForbidden, Object: object, Message: first.refusal.Message}
+	if first.refusal.Reason == cleanupv1alpha1.BlockedForbidden {
+		return &Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: object, Message: first.refusal.Message}
 	}
 	return &Problem{Reason: first.refusal.Reason, Object: object,
 		Message: fmt.Sprintf("the API server refused %d of csv-cleaner's requests on operands (first: to %s %s): %s; %s",
@@ -269,9 +269,9 @@ func path(ns, name string) string {
 func (r *Reconciler) orphanReason(u *uninstall) string {
 	switch {
 	case u.verdict.OptedOut:
-		return KeepOptedOut
+		return cleanupv1alpha1.KeepOptedOut
 	case u.settings.Operands == cleanupv1alpha1.Orphan:
-		return KeepPolicyOrphan
+		return cleanupv1alpha1.KeepPolicyOrphan
 	}
 	return ""
 }
@@ -290,7 +290,7 @@ func (r *Reconciler) countKept(ctx context.Context, u *uninstall, reason string)
 		switch {
 		case apierrors.IsForbidden(err):
 			// Nothing of the kind is deleted: a missing right to count them blocks nothing.
-			u.rec.count(s.Kind, 0, 0, map[string]int{reason: 0, NoteNotListed: 0})
+			u.rec.count(s.Kind, 0, 0, map[string]int{reason: 0, cleanupv1alpha1.NoteNotListed: 0})
 			continue
 		case err != nil:
 			return err
@@ -307,7 +307,7 @@ func (r *Reconciler) clusterObjectStep(ctx context.Context, u *uninstall) (bool,
 	// cluster RBAC, and OLM (or the deletes below) may remove it.
 	if err := r.releaseRBACSelected(ctx, r.APIReader, rbac.OwnerSelector(csvKey(u.csv))); err != nil {
 		if forbidden := (*rbac.ForbiddenError)(nil); errors.As(err, &forbidden) {
-			return false, &Problem{Reason: BlockedForbidden, Object: rbac.KindName(forbidden.GVK) + " " + forbidden.Name, Message: err.Error()}
+			return false, &Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: rbac.KindName(forbidden.GVK) + " " + forbidden.Name, Message: err.Error()}
 		}
 		return false, err
 	}
@@ -322,7 +322,7 @@ func (r *Reconciler) clusterObjectStep(ctx context.Context, u *uninstall) (bool,
 	for _, gvk := range kinds {
 		owned, err := rbac.DeleteOwned(ctx, r.APIReader, r.Client, gvk, csvKey(u.csv))
 		if forbidden := (*rbac.ForbiddenError)(nil); errors.As(err, &forbidden) {
-			return false, &Problem{Reason: BlockedForbidden, Object: rbac.KindName(gvk) + " " + forbidden.Name, Message: forbidden.Error()}
+			return false, &Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: rbac.KindName(gvk) + " " + forbidden.Name, Message: forbidden.Error()}
 		}
 		if err != nil {
 			return false, err
@@ -373,7 +373,7 @@ func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
 		}
 		if len(left.Items) > 0 {
 			found--
-			kept[KeepHasInstances]++
+			kept[cleanupv1alpha1.KeepHasInstances]++
 			continue
 		}
 		uid := s.CRD.UID
@@ -383,7 +383,7 @@ func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
 			remaining++ // the API server removes it once its instances are cleaned up
 		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		case apierrors.IsForbidden(err):
-			return false, &Problem{Reason: BlockedForbidden, Object: "CustomResourceDefinition " + s.Name, Message: err.Error()}
+			return false, &Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: "CustomResourceDefinition " + s.Name, Message: err.Error()}
 		default:
 			return false, fmt.Errorf("deleting CRD %s: %w", s.Name, err)
 		}
@@ -398,9 +398,9 @@ func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
 func crdKeepReason(s CRDScope) string {
 	switch {
 	case !s.Proven:
-		return KeepUnproven
+		return cleanupv1alpha1.KeepUnproven
 	case len(s.Others) > 0:
-		return KeepSharedCRD
+		return cleanupv1alpha1.KeepSharedCRD
 	}
 	return ""
 }

@@ -2,12 +2,15 @@ package cleanup
 
 import (
 	"fmt"
+
 	"slices"
 	"strings"
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 )
 
 // NamespaceSet is a set of target namespaces; AllNamespaces() stands for
@@ -65,7 +68,7 @@ type TargetsInput struct {
 // namespaces narrow to the namespaces both name.
 func DecideTargets(in TargetsInput) (NamespaceSet, *Problem) {
 	problem := func(format string, args ...any) *Problem {
-		return &Problem{Reason: BlockedTargetNamespacesUnknown, Object: "ClusterServiceVersion " + in.CSV.String(),
+		return &Problem{Reason: cleanupv1alpha1.BlockedTargetNamespacesUnknown, Object: "ClusterServiceVersion " + in.CSV.String(),
 			Message: fmt.Sprintf("the target namespaces of CSV %s cannot be known: ", in.CSV) + fmt.Sprintf(format, args...) +
 				"; nothing is deleted until OLM's OperatorGroup status and the CSV's " + operatorsv1.OperatorGroupTargetsAnnotationKey + " annotation name them without doubt"}
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 )
 
 func TestDecideTargets(t *testing.T) {
@@ -45,8 +47,8 @@ func TestDecideTargets(t *testing.T) {
 				if problem == nil {
 					t.Fatalf("DecideTargets = %v, want Blocked", keys(got))
 				}
-				if problem.Reason != BlockedTargetNamespacesUnknown || !strings.Contains(problem.Message, tt.says) {
-					t.Errorf("Blocked %s: %s; want %s saying %s", problem.Reason, problem.Message, BlockedTargetNamespacesUnknown, tt.says)
+				if problem.Reason != cleanupv1alpha1.BlockedTargetNamespacesUnknown || !strings.Contains(problem.Message, tt.says) {
+					t.Errorf("Blocked %s: %s; want %s saying %s", problem.Reason, problem.Message, cleanupv1alpha1.BlockedTargetNamespacesUnknown, tt.says)
 				}
 				return
 			}

@@ -27,7 +27,7 @@ func (r *Reconciler) deleteRefusingWebhooks(ctx context.Context, u *uninstall, r
 	}
 	var sources []string
 	for _, f := range refused {
-		if f.refusal.Reason == BlockedAdmissionRefused && f.refusal.Source != "" && !slices.Contains(sources, f.refusal.Source) {
+		if f.refusal.Reason == cleanupv1alpha1.BlockedAdmissionRefused && f.refusal.Source != "" && !slices.Contains(sources, f.refusal.Source) {
 			sources = append(sources, f.refusal.Source)
 		}
 	}

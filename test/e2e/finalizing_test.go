@@ -115,7 +115,7 @@ var _ = Describe("An operator that finalizes its operands", func() {
 			after(ctx, in)
 		},
 		Entry("Wait: Blocked until the operator is back", finWait, cleanupv1alpha1.TimeoutWait, func(ctx context.Context, in *install) {
-			in.waitPhase(ctx, string(cleanupv1alpha1.PhaseBlocked)+"/"+cleanup.BlockedOperandsRemaining)
+			in.waitPhase(ctx, string(cleanupv1alpha1.PhaseBlocked)+"/"+cleanupv1alpha1.BlockedOperandsRemaining)
 			Expect(in.finalizers(ctx)).To(ContainElement(cleanup.DefaultFinalizer))
 			Expect(in.remaining(ctx)).To(ContainElements(widgets(in.sub.Namespace+"/w1", in.sub.Namespace+"/w2")))
 			By("starting the operator again: it finalizes them and the uninstall completes")
@@ -139,7 +139,7 @@ var _ = Describe("An operator that finalizes its operands", func() {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(rec.Status.Phase).To(Equal(cleanupv1alpha1.PhaseCompleted))
 			Expect(rec.Status.Counts).To(ContainElement(HaveField("Kept", ContainElement(
-				cleanupv1alpha1.KeptCount{Reason: cleanup.KeepTimedOut, Count: 2}))))
+				cleanupv1alpha1.KeptCount{Reason: cleanupv1alpha1.KeepTimedOut, Count: 2}))))
 			Expect(terminating(ctx, in, in.sub.Namespace)).To(Equal(2))
 		}),
 	)

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -180,7 +179,7 @@ var _ = Describe("The RBAC hold, with an operator that finalizes its operands cl
 		Expect(op.Stop(10 * time.Second)).To(Succeed())
 		Expect(cleaner.Scale(ctx, 1)).To(Succeed())
 
-		in.waitPhase(ctx, string(cleanupv1alpha1.PhaseBlocked)+"/"+cleanup.BlockedOperatorUnavailable)
+		in.waitPhase(ctx, string(cleanupv1alpha1.PhaseBlocked)+"/"+cleanupv1alpha1.BlockedOperatorUnavailable)
 		rec, err := in.record(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rec.Status.Message).To(ContainSubstring("Deployment " + in.sub.Namespace + "/" + fixtures.SampleServiceAccount + " is gone"))

@@ -207,7 +207,7 @@ var _ = Describe("The RBAC hold", func() {
 		s.operand(ctx, 0, s.ns("a"), "w1", operandHold)
 		s.waitFinalizer(ctx)
 		s.deleteCSV(ctx)
-		s.waitPhase(ctx, "Blocked/"+cleanup.BlockedOperatorUnavailable)
+		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedOperatorUnavailable)
 		rec := s.record(ctx)
 		Expect(rec.Status.Message).To(ContainSubstring("Deployment " + types.NamespacedName{Namespace: s.install.Namespace, Name: "sample-operator"}.String() + " is gone"))
 		Expect(rec.Status.Blocking).To(ConsistOf(HaveField("Finalizers", []string{operandHold})))

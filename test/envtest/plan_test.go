@@ -55,10 +55,10 @@ var _ = Describe("csv-cleaner plan", func() {
 		Expect(plan.Items).To(ConsistOf(
 			cleanup.DryRunItem{Action: "Delete", Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: cleanup.DeleteOwnedOperand},
 			cleanup.DryRunItem{Action: "Delete", Kind: kind, Namespace: s.ns("b"), Name: "w2", Reason: cleanup.DeleteOwnedOperand},
-			cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("c"), Name: "w3", Reason: cleanup.KeepOutsideTargets},
+			cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("c"), Name: "w3", Reason: cleanupv1alpha1.KeepOutsideTargets},
 			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRoleBinding.rbac.authorization.k8s.io", Name: "plan-role", Reason: cleanup.DeleteOwnerLabels},
 			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRole.rbac.authorization.k8s.io", Name: "plan-role", Reason: cleanup.DeleteOwnerLabels},
-			cleanup.DryRunItem{Action: "Keep", Kind: "CustomResourceDefinition.apiextensions.k8s.io", Name: s.crd(0).Name(), Reason: cleanup.KeepHasInstances},
+			cleanup.DryRunItem{Action: "Keep", Kind: "CustomResourceDefinition.apiextensions.k8s.io", Name: s.crd(0).Name(), Reason: cleanupv1alpha1.KeepHasInstances},
 		), "the ClusterRole with olm.owner alone is not the CSV's")
 
 		By("reading the same plan as a table, with the CSV name before the flags")
@@ -80,7 +80,7 @@ var _ = Describe("csv-cleaner plan", func() {
 		s.operand(ctx, 0, s.ns("a"), "late")
 		Expect(json.Unmarshal([]byte(run("-n", s.install.Namespace, s.install.CSVName, "-o", "json")), &plan)).To(Succeed())
 		Expect(plan.Message).To(Equal("CSV is being uninstalled"))
-		Expect(plan.Items).To(ContainElement(cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("a"), Name: "late", Reason: cleanup.KeepCreatedAfterDeletion}))
+		Expect(plan.Items).To(ContainElement(cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("a"), Name: "late", Reason: cleanupv1alpha1.KeepCreatedAfterDeletion}))
 
 		Expect(s.finalizers(ctx)).To(ContainElement(cleanup.DefaultFinalizer), "the plan released nothing")
 
@@ -116,10 +116,10 @@ var _ = Describe("csv-cleaner plan", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(plan.Verdict).To(Equal(cleanup.VerdictUninstall), plan.Message)
 		Expect(plan.Items).To(ConsistOf(
-			cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: cleanup.KeepPolicyOrphan},
+			cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: cleanupv1alpha1.KeepPolicyOrphan},
 			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRoleBinding.rbac.authorization.k8s.io", Name: "plan-orphan-role", Reason: cleanup.DeleteOwnerLabels},
 			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRole.rbac.authorization.k8s.io", Name: "plan-orphan-role", Reason: cleanup.DeleteOwnerLabels},
-			cleanup.DryRunItem{Action: "Keep", Kind: "CustomResourceDefinition.apiextensions.k8s.io", Name: s.crd(0).Name(), Reason: cleanup.KeepPolicyOrphan},
+			cleanup.DryRunItem{Action: "Keep", Kind: "CustomResourceDefinition.apiextensions.k8s.io", Name: s.crd(0).Name(), Reason: cleanupv1alpha1.KeepPolicyOrphan},
 		))
 
 		By("uninstalling: the run does what the plan said")

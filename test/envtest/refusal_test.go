@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
@@ -68,19 +67,19 @@ var _ = Describe("A request the API server refuses", func() {
 		s.refusingWebhook(ctx, "policy-engine", "deny-deletes.policy.example.com", nil)
 		s.deleteCSV(ctx)
 
-		s.waitPhase(ctx, "Blocked/"+cleanup.BlockedAdmissionRefused)
+		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedAdmissionRefused)
 		rec := s.record(ctx)
 		Expect(rec.Status.Message).To(ContainSubstring(`failed calling webhook "deny-deletes.policy.example.com"`))
 		Expect(rec.Status.Message).To(ContainSubstring("Widget." + s.crd(0).Group + " " + s.ns("a") + "/w1"))
 		Expect(rec.Status.Conditions).To(ContainElement(And(HaveField("Type", "Blocked"), HaveField("Status", metav1.ConditionTrue))))
-		Expect(rec.Status.Blocking).To(ConsistOf(And(HaveField("Name", "w1"), HaveField("Reason", cleanup.BlockedAdmissionRefused))))
+		Expect(rec.Status.Blocking).To(ConsistOf(And(HaveField("Name", "w1"), HaveField("Reason", cleanupv1alpha1.BlockedAdmissionRefused))))
 		Expect(s.eventReasons(ctx)).To(ContainElement("Blocked"))
 
 		By("releasing the CSV once operandTimeout has passed, the refused Widget kept and listed with its reason")
 		s.csvGone(ctx)
 		rec = s.record(ctx)
 		Expect(rec.Status.Phase).To(BeEquivalentTo("Completed"))
-		Expect(kept(rec, "Widget."+s.crd(0).Group)).To(ContainElement(cleanup.BlockedAdmissionRefused + "=1"))
+		Expect(kept(rec, "Widget."+s.crd(0).Group)).To(ContainElement(cleanupv1alpha1.BlockedAdmissionRefused + "=1"))
 		Expect(s.eventReasons(ctx)).To(ContainElement("OperandKept"))
 		Expect(s.remaining(ctx)).To(ConsistOf("CRD "+s.crd(0).Name(), "Widget "+s.ns("a")+"/w1", "ValidatingWebhookConfiguration "+s.id+"-policy-engine"))
 	})
@@ -122,7 +121,7 @@ var _ = Describe("Malformed target namespaces", func() {
 			Expect(k8s.Patch(ctx, csv, client.MergeFrom(base))).To(Succeed())
 
 			s.deleteCSV(ctx)
-			s.waitPhase(ctx, "Blocked/"+cleanup.BlockedTargetNamespacesUnknown)
+			s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedTargetNamespacesUnknown)
 			Expect(s.record(ctx).Status.Message).To(ContainSubstring(says))
 			Consistently(s.remaining).WithContext(ctx).WithTimeout(2 * time.Second).
 				Should(ContainElements("CSV", "Widget "+s.ns("a")+"/w1", "Widget "+s.ns("elsewhere")+"/w1"))
@@ -221,7 +220,7 @@ var _ = Describe("An unreachable conversion webhook of a proven CRD, the operato
 		s.waitFinalizer(ctx)
 		s.deleteCSV(ctx)
 
-		s.waitPhase(ctx, "Blocked/"+cleanup.BlockedConversionFailed)
+		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedConversionFailed)
 		Expect(s.record(ctx).Status.Message).To(ContainSubstring("conversion webhook for " + s.crd(0).Group + "/v1"))
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: s.crd(0).Name()}, crd)).To(Succeed())

@@ -174,7 +174,7 @@ var _ = Describe("An uninstall", func() {
 		By("uninstalling the first CSV while the second owns the CRD too")
 		s.uninstall(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD gizmos.cluster.example.com", "Gizmo gizmo-g1"}))
-		Expect(kept(s.record(ctx), "Gizmo.cluster.example.com")).To(Equal([]string{"SharedCRD=1"}))
+		Expect(kept(s.record(ctx), "Gizmo.cluster.example.com")).To(Equal([]string{"SharedClusterScoped=1"}))
 
 		By("uninstalling the last owner")
 		other.uninstall(ctx)

@@ -1,0 +1,95 @@
+package v1alpha1
+
+// The reasons a user sees in a CSVCleanup's status: status.reason of a
+// Skipped or Blocked uninstall, the kept reasons of status.counts, and the
+// reasons of status.blocking. Each is listed, with its meaning, in
+// SkipReasons, KeptReasons and BlockedReasons, which the README's table of
+// reasons is checked against (test/bundle).
+
+// Reasons an object is kept, in status.counts[].kept.
+const (
+	// KeepOutsideTargets: the operand is in a namespace the operator did not target.
+	KeepOutsideTargets = "OutsideTargets"
+	// KeepSharedWithCSV: another live CSV that owns the CRD targets the operand's namespace.
+	KeepSharedWithCSV = "SharedWithCSV"
+	// KeepSharedClusterScoped: the operand is cluster-scoped and another live CSV owns its CRD.
+	KeepSharedClusterScoped = "SharedClusterScoped"
+	// KeepCreatedAfterDeletion: the operand was created after the CSV's deletion began.
+	KeepCreatedAfterDeletion = "CreatedAfterDeletion"
+	// KeepUnproven: the CRD lacks OLM's provenance annotation naming this CSV.
+	KeepUnproven = "Unproven"
+	// KeepOptedOut: the CSV carries console.openshift.io/disable-operand-delete: "true".
+	KeepOptedOut = "OptedOut"
+	// KeepPolicyOrphan: the policy says operands: Orphan.
+	KeepPolicyOrphan = "PolicyOrphan"
+	// KeepTimedOut: the operand still existed past operandTimeout with onTimeout: Orphan.
+	KeepTimedOut = "TimedOut"
+	// KeepSharedCRD: the CRD is not deleted because another live CSV owns it.
+	KeepSharedCRD = "SharedCRD"
+	// KeepHasInstances: the CRD is not deleted because instances of it remain.
+	KeepHasInstances = "HasInstances"
+	// NoteCRDNotFound: an owned CRD no longer exists, so it has no instances.
+	NoteCRDNotFound = "CRDNotFound"
+	// NoteNotListed: csv-cleaner may not list the instances, all kept, so they were not counted.
+	NoteNotListed = "NotListed"
+)
+
+// Reasons an uninstall is Blocked, in status.reason; the refusals also in
+// status.blocking and, past operandTimeout with onTimeout: Orphan, as kept reasons.
+const (
+	// BlockedMalformedOwnedCRD: an owned CRD's name is not <plural>.<group>.
+	BlockedMalformedOwnedCRD = "MalformedOwnedCRD"
+	// BlockedCRDNotEstablished: an owned CRD is not established.
+	BlockedCRDNotEstablished = "CRDNotEstablished"
+	// BlockedTargetNamespacesUnknown: the target namespaces are missing, malformed or disagree.
+	BlockedTargetNamespacesUnknown = "TargetNamespacesUnknown"
+	// BlockedForbidden: csv-cleaner lacks a right (RBAC).
+	BlockedForbidden = "Forbidden"
+	// BlockedAdmissionRefused: a webhook denied a request or could not be called, or an admission policy denied it.
+	BlockedAdmissionRefused = "AdmissionRefused"
+	// BlockedConversionFailed: a CRD's conversion webhook fails, so its instances cannot be read.
+	BlockedConversionFailed = "ConversionFailed"
+	// BlockedOperandsRemaining: operands held by finalizers remain past operandTimeout with onTimeout: Wait.
+	BlockedOperandsRemaining = "OperandsRemaining"
+	// BlockedOperatorUnavailable: operands with finalizers remain and the operator's Deployment is gone or not Available.
+	BlockedOperatorUnavailable = "OperatorUnavailable"
+)
+
+// Reason is a status reason with its one-line meaning.
+type Reason struct {
+	Name, Meaning string
+}
+
+// SkipReasons, KeptReasons and BlockedReasons are every reason of each kind, with its meaning.
+var (
+	SkipReasons = []Reason{
+		{ReasonUpgrade, "a newer CSV replaces this one"},
+		{ReasonReinstall, "a Subscription still tracks the CSV, so OLM re-creates it"},
+		{ReasonCopied, "the CSV is one of OLM's copies in a target namespace"},
+		{ReasonUnmanaged, "no CleanupPolicy selects the CSV any more"},
+	}
+	KeptReasons = []Reason{
+		{KeepOutsideTargets, "the operand is in a namespace the operator did not target"},
+		{KeepSharedWithCSV, "another live CSV that owns the CRD targets the operand's namespace"},
+		{KeepSharedClusterScoped, "the operand is cluster-scoped and another live CSV owns its CRD"},
+		{KeepCreatedAfterDeletion, "the operand was created after the CSV's deletion began"},
+		{KeepUnproven, "the CRD lacks OLM's provenance annotation naming this CSV"},
+		{KeepOptedOut, "the CSV opts out of operand deletion (console.openshift.io/disable-operand-delete)"},
+		{KeepPolicyOrphan, "the policy says operands: Orphan"},
+		{KeepTimedOut, "the operand was still there past operandTimeout, with onTimeout: Orphan"},
+		{KeepSharedCRD, "the CRD stays: another live CSV owns it"},
+		{KeepHasInstances, "the CRD stays: instances of it remain"},
+		{NoteCRDNotFound, "the owned CRD no longer exists"},
+		{NoteNotListed, "csv-cleaner may not list the kind, whose instances are all kept: not counted"},
+	}
+	BlockedReasons = []Reason{
+		{BlockedMalformedOwnedCRD, "an owned CRD's name is not <plural>.<group>"},
+		{BlockedCRDNotEstablished, "an owned CRD is not established"},
+		{BlockedTargetNamespacesUnknown, "the target namespaces are missing, malformed or disagree"},
+		{BlockedForbidden, "csv-cleaner lacks a right (RBAC)"},
+		{BlockedAdmissionRefused, "a webhook or an admission policy refused a request"},
+		{BlockedConversionFailed, "a CRD's conversion webhook fails"},
+		{BlockedOperandsRemaining, "operands held by finalizers remain past operandTimeout (onTimeout: Wait)"},
+		{BlockedOperatorUnavailable, "operands with finalizers remain and the operator is not running"},
+	}
+)
