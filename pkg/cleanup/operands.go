@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
 )
 
 // csv-cleaner holds no right on operands of its own: it lists, deletes and
@@ -179,23 +181,32 @@ func (r *Reconciler) deleteOne(ctx context.Context, gvr schema.GroupVersionResou
 	return r.Client.Delete(ctx, target, client.Preconditions{UID: &uid})
 }
 
-// stripFinalizers removes every finalizer of the given objects, each patch
-// guarded by the object's resourceVersion; an object that changed meanwhile
-// is left for the next pass.
+// stripFinalizers removes every finalizer of the given objects with
+// finalizer.Patch. After a conflict it reads the object again and strips
+// only the same object (its UID) while it is still being deleted: an object
+// re-created under the same name is never touched. It returns the objects
+// it stripped, with the finalizers they had.
 func (r *Reconciler) stripFinalizers(ctx context.Context, gvk schema.GroupVersionKind, objs []metav1.PartialObjectMetadata) ([]metav1.PartialObjectMetadata, error) {
 	var stripped []metav1.PartialObjectMetadata
 	for i := range objs {
 		obj := objs[i].DeepCopy()
 		obj.SetGroupVersionKind(gvk)
-		base := obj.DeepCopy()
-		obj.Finalizers = nil
-		err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-		switch {
-		case err == nil:
-			stripped = append(stripped, objs[i])
-		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
-		default:
+		uid := obj.UID
+		var had []string
+		changed, err := finalizer.Patch(ctx, r.APIReader, r.Client, obj, func(cur *metav1.PartialObjectMetadata) []string {
+			if cur.UID != uid || cur.DeletionTimestamp == nil || len(cur.Finalizers) == 0 {
+				return nil
+			}
+			had = slices.Clone(cur.Finalizers)
+			return []string{}
+		})
+		if err != nil {
 			return stripped, fmt.Errorf("removing the finalizers of %s %s/%s: %w", gvk.Kind, obj.Namespace, obj.Name, err)
+		}
+		if changed {
+			done := objs[i]
+			done.Finalizers = had
+			stripped = append(stripped, done)
 		}
 	}
 	return stripped, nil

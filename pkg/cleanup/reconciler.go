@@ -13,12 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
 )
 
 // Reconciler puts csv-cleaner's finalizer on managed CSVs and runs their
@@ -136,37 +136,24 @@ func (r *Reconciler) policyFor(ctx context.Context, csv metav1.Object) (*cleanup
 	return sel.Winner, nil
 }
 
-// patchFinalizers applies edit to the CSV's finalizers with a merge patch
-// guarded by the resourceVersion, so that another controller's concurrent
-// change is never lost: on a conflict the CSV's metadata is read again, live,
-// and the edit applied anew. Nothing is written when the list is already
-// right. csv is a whole CSV or its metadata.
+// patchFinalizers applies edit to the CSV's finalizers with finalizer.Patch
+// (a merge patch guarded by the resourceVersion; on a conflict the CSV's
+// metadata is read again, live, and the edit applied anew), so that another
+// controller's concurrent change is never lost. Nothing is written when the
+// list is already right, and no finalizer is added to a CSV being deleted.
+// csv is a whole CSV or its metadata.
 func (r *Reconciler) patchFinalizers(ctx context.Context, csv client.Object, edit func([]string) ([]string, bool)) error {
-	cur := csv
-	first := true
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if !first {
-			cur = csvMetadata()
-			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(csv), cur); err != nil {
-				return err
-			}
+	obj := csvMetadata()
+	obj.Namespace, obj.Name, obj.UID = csv.GetNamespace(), csv.GetName(), csv.GetUID()
+	obj.ResourceVersion, obj.Finalizers, obj.DeletionTimestamp = csv.GetResourceVersion(), csv.GetFinalizers(), csv.GetDeletionTimestamp()
+	_, err := finalizer.Patch(ctx, r.APIReader, r.Client, obj, func(cur *metav1.PartialObjectMetadata) []string {
+		list, changed := edit(cur.Finalizers)
+		if !changed || (!cur.DeletionTimestamp.IsZero() && !subset(list, cur.Finalizers)) {
+			return nil // right already, or a finalizer cannot be added once deletion has started
 		}
-		first = false
-		list, changed := edit(cur.GetFinalizers())
-		if !changed {
-			return nil
-		}
-		if !cur.GetDeletionTimestamp().IsZero() && !subset(list, cur.GetFinalizers()) {
-			return nil // no finalizer can be added once deletion has started
-		}
-		base := cur.DeepCopyObject().(client.Object)
-		cur.SetFinalizers(list)
 		logr.FromContextOrDiscard(ctx).V(1).Info("Patching finalizers", "finalizers", list)
-		return r.Client.Patch(ctx, cur, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		return append([]string{}, list...)
 	})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
 	if err != nil {
 		return fmt.Errorf("patching finalizers of CSV %s: %w", client.ObjectKeyFromObject(csv), err)
 	}
