@@ -173,32 +173,40 @@ func (r *Reconciler) planOperands(ctx context.Context, u *uninstall, out *DryRun
 		if s.CRD == nil {
 			continue
 		}
-		items, err := r.listInstances(ctx, s.GVR, s.CRD.Spec.Names.Kind)
+		in := OperandInput{Scope: s, Targets: targets, DeletionTime: *u.csv.DeletionTimestamp}
+		// A page at a time, as the run lists them: the plan holds its
+		// items, never a second copy of every instance.
+		err := r.forEachPage(ctx, s.GVR, s.CRD.Spec.Names.Kind, func(page []metav1.PartialObjectMetadata) error {
+			for i := range page {
+				out.Items = append(out.Items, planItem(in, s, orphan, &page[i]))
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		in := OperandInput{Scope: s, Targets: targets, DeletionTime: *u.csv.DeletionTimestamp}
-		for i := range items {
-			item := &items[i]
-			it := DryRunItem{Action: ActionKeep, Kind: s.Kind, Namespace: item.Namespace, Name: item.Name}
-			switch {
-			case orphan != "":
-				it.Reason = orphan
-			case s.KeepReason != "":
-				it.Reason = s.KeepReason
-			default:
-				it.Reason = keepReason(in, item)
-			}
-			if it.Reason == "" {
-				it.Action, it.Reason = ActionDelete, DeleteOwnedOperand
-				if item.DeletionTimestamp != nil {
-					it.Reason = DeleteTerminating
-				}
-			}
-			out.Items = append(out.Items, it)
-		}
 	}
 	return nil
+}
+
+// planItem is one instance's fate in the plan.
+func planItem(in OperandInput, s CRDScope, orphan string, item *metav1.PartialObjectMetadata) DryRunItem {
+	it := DryRunItem{Action: ActionKeep, Kind: s.Kind, Namespace: item.Namespace, Name: item.Name}
+	switch {
+	case orphan != "":
+		it.Reason = orphan
+	case s.KeepReason != "":
+		it.Reason = s.KeepReason
+	default:
+		it.Reason = keepReason(in, item)
+	}
+	if it.Reason == "" {
+		it.Action, it.Reason = ActionDelete, DeleteOwnedOperand
+		if item.DeletionTimestamp != nil {
+			it.Reason = DeleteTerminating
+		}
+	}
+	return it
 }
 
 // planClusterObjects lists the cluster RBAC and webhooks with the CSV's owner labels.

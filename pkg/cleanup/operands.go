@@ -42,16 +42,6 @@ func (r *Reconciler) forEachPage(ctx context.Context, gvr schema.GroupVersionRes
 	return nil
 }
 
-// listInstances lists every instance of a CRD, metadata only, live.
-func (r *Reconciler) listInstances(ctx context.Context, gvr schema.GroupVersionResource, kind string) ([]metav1.PartialObjectMetadata, error) {
-	var items []metav1.PartialObjectMetadata
-	err := r.forEachPage(ctx, gvr, kind, func(page []metav1.PartialObjectMetadata) error {
-		items = append(items, page...)
-		return nil
-	})
-	return items, err
-}
-
 // operandPass is what one pass of the operand step found and did for one owned CRD.
 type operandPass struct {
 	// found counts the instances planned for deletion or already terminating.
