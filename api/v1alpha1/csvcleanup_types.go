@@ -83,6 +83,9 @@ type ObjectRef struct {
 // MaxBlocking is the most objects a record lists as blocking.
 const MaxBlocking = 20
 
+// MaxKept is the most kept objects a record names.
+const MaxKept = 30
+
 // CSVCleanupStatus is the progress of one uninstall.
 type CSVCleanupStatus struct {
 	// phase is where the uninstall stands.
@@ -116,6 +119,16 @@ type CSVCleanupStatus struct {
 	// +kubebuilder:validation:MaxItems=20
 	// +optional
 	Blocking []ObjectRef `json:"blocking,omitempty"`
+	// kept names up to 30 objects the uninstall leaves in place, with their
+	// reasons, the most specific reasons first (CreatedAfterDeletion,
+	// SharedWithCSV, Unproven, SharedClusterScoped, then OutsideTargets and
+	// the rest); counts has the number for every reason.
+	// +kubebuilder:validation:MaxItems=30
+	// +optional
+	Kept []ObjectRef `json:"kept,omitempty"`
+	// keptTotal is how many objects the uninstall leaves in place, all kinds and reasons together.
+	// +optional
+	KeptTotal int32 `json:"keptTotal,omitempty"`
 	// conditions: Deleting, Blocked and Complete.
 	// +listType=map
 	// +listMapKey=type

@@ -124,6 +124,13 @@ func (in *CSVCleanupStatus) DeepCopyInto(out *CSVCleanupStatus) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.Kept != nil {
+		in, out := &in.Kept, &out.Kept
+		*out = make([]ObjectRef, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]v1.Condition, len(*in))

@@ -83,6 +83,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 		{"cluster RBAC and webhooks", r.clusterObjectStep},
 		{"CRDs", r.crdStep},
 	}
+	rec.keptOn = true // the steps name what they keep afresh in each pass
 	for _, s := range steps {
 		done, err := s.run(ctx, u)
 		var problem *Problem

@@ -50,6 +50,8 @@ type operandPass struct {
 	remaining []metav1.PartialObjectMetadata
 	// kept counts the instances left in place, by reason.
 	kept map[string]int
+	// keptRefs names the most specific of them (boundKept).
+	keptRefs []cleanupv1alpha1.ObjectRef
 	deleteResult
 }
 
@@ -70,6 +72,7 @@ func (r *Reconciler) deleteOperands(ctx context.Context, s *CRDScope, targets Na
 			for reason, n := range plan.Kept {
 				pass.kept[reason] += n
 			}
+			pass.keptRefs = boundKept(append(pass.keptRefs, plan.KeptRefs...))
 			pass.found += len(plan.Delete) + len(plan.Terminating)
 			pass.remaining = append(pass.remaining, plan.Terminating...)
 			pass.remaining = append(pass.remaining, withFinalizers(plan.Delete)...)

@@ -178,6 +178,8 @@ type OperandPlan struct {
 	Terminating []metav1.PartialObjectMetadata
 	// Kept counts the instances left in place, by reason.
 	Kept map[string]int
+	// KeptRefs names them, with their reasons.
+	KeptRefs []cleanupv1alpha1.ObjectRef
 }
 
 // PlanOperands decides, for each instance of a CRD in scope, whether it is
@@ -188,16 +190,20 @@ type OperandPlan struct {
 // deletion).
 func PlanOperands(in OperandInput) OperandPlan {
 	plan := OperandPlan{Kept: map[string]int{}}
+	kept := func(item metav1.PartialObjectMetadata, reason string) {
+		plan.Kept[reason]++
+		plan.KeptRefs = append(plan.KeptRefs, cleanupv1alpha1.ObjectRef{Kind: in.Scope.Kind, Namespace: item.Namespace, Name: item.Name, Reason: reason})
+	}
 	if in.Scope.KeepReason != "" {
-		if len(in.Items) > 0 {
-			plan.Kept[in.Scope.KeepReason] = len(in.Items)
+		for _, item := range in.Items {
+			kept(item, in.Scope.KeepReason)
 		}
 		return plan
 	}
 	for _, item := range in.Items {
 		switch reason := keepReason(in, &item); {
 		case reason != "":
-			plan.Kept[reason]++
+			kept(item, reason)
 		case item.DeletionTimestamp != nil:
 			plan.Terminating = append(plan.Terminating, item)
 		default:

@@ -32,6 +32,11 @@ type record struct {
 	st *cleanupv1alpha1.CSVCleanupStatus
 	// prev is the status as it was before this reconcile, to detect transitions.
 	prev cleanupv1alpha1.CSVCleanupStatus
+	// kept collects, during a pass of the uninstall's steps, the objects
+	// they keep, bounded (boundKept); keptOn is set when the steps run, and
+	// the status's list is then replaced by it.
+	kept   []cleanupv1alpha1.ObjectRef
+	keptOn bool
 }
 
 // openRecord loads the CSV's CSVCleanup, creating it when it does not exist,
@@ -76,6 +81,9 @@ func (r *Reconciler) openRecord(ctx context.Context, csv *operatorsv1alpha1.Clus
 
 // save writes the record's status when it changed.
 func (r *Reconciler) save(ctx context.Context, rec *record) error {
+	if rec.keptOn {
+		rec.st.Kept = boundKept(rec.kept)
+	}
 	if rec.obj == nil || equality.Semantic.DeepEqual(rec.base.Status, rec.obj.Status) {
 		return nil
 	}
@@ -172,11 +180,51 @@ func (rec *record) count(kind string, found, remaining int, kept map[string]int)
 	for _, reason := range slices.Sorted(maps.Keys(kept)) {
 		kc.Kept = append(kc.Kept, cleanupv1alpha1.KeptCount{Reason: reason, Count: int32(kept[reason])})
 	}
-	var total int32
+	var remainingTotal, keptTotal int32
 	for _, c := range rec.st.Counts {
-		total += c.Remaining
+		remainingTotal += c.Remaining
+		for _, k := range c.Kept {
+			keptTotal += k.Count
+		}
 	}
-	rec.st.Remaining = total
+	rec.st.Remaining, rec.st.KeptTotal = remainingTotal, keptTotal
+}
+
+// keep names objects this pass keeps; the record lists the most specific of them.
+func (rec *record) keep(refs ...cleanupv1alpha1.ObjectRef) {
+	rec.kept = append(rec.kept, refs...)
+	if len(rec.kept) > 4*cleanupv1alpha1.MaxKept {
+		rec.kept = boundKept(rec.kept)
+	}
+}
+
+// keptOrder ranks the kept reasons, the most specific first: what a user
+// most needs to see named when more objects stay than the record lists.
+var keptOrder = []string{
+	cleanupv1alpha1.KeepCreatedAfterDeletion, cleanupv1alpha1.KeepSharedWithCSV, cleanupv1alpha1.KeepUnproven,
+	cleanupv1alpha1.KeepSharedClusterScoped, cleanupv1alpha1.KeepOutsideTargets,
+}
+
+func keptRank(reason string) int {
+	if i := slices.Index(keptOrder, reason); i >= 0 {
+		return i
+	}
+	return len(keptOrder)
+}
+
+// boundKept sorts kept objects by keptOrder, then by kind, namespace and
+// name, and keeps at most MaxKept. Pure.
+func boundKept(refs []cleanupv1alpha1.ObjectRef) []cleanupv1alpha1.ObjectRef {
+	slices.SortStableFunc(refs, func(a, b cleanupv1alpha1.ObjectRef) int {
+		if d := keptRank(a.Reason) - keptRank(b.Reason); d != 0 {
+			return d
+		}
+		return strings.Compare(strings.Join([]string{a.Kind, a.Namespace, a.Name}, "/"), strings.Join([]string{b.Kind, b.Namespace, b.Name}, "/"))
+	})
+	if len(refs) > cleanupv1alpha1.MaxKept {
+		refs = refs[:cleanupv1alpha1.MaxKept]
+	}
+	return refs
 }
 
 // setBlocking lists up to MaxBlocking objects that the uninstall waits on.

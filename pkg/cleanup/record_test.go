@@ -1,6 +1,8 @@
 package cleanup
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -69,5 +71,31 @@ func TestRequeueAfter(t *testing.T) {
 				t.Errorf("requeueAfter = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestBoundKept(t *testing.T) {
+	ref := func(name, reason string) cleanupv1alpha1.ObjectRef {
+		return cleanupv1alpha1.ObjectRef{Kind: "Widget.example.com", Namespace: "a", Name: name, Reason: reason}
+	}
+	var many []cleanupv1alpha1.ObjectRef
+	for i := range 40 {
+		many = append(many, ref(fmt.Sprintf("outside-%02d", i), cleanupv1alpha1.KeepOutsideTargets))
+	}
+	many = append(many, ref("orphaned", cleanupv1alpha1.KeepPolicyOrphan), ref("shared", cleanupv1alpha1.KeepSharedWithCSV),
+		ref("unproven", cleanupv1alpha1.KeepUnproven), ref("late", cleanupv1alpha1.KeepCreatedAfterDeletion))
+	got := boundKept(many)
+	if len(got) != cleanupv1alpha1.MaxKept {
+		t.Fatalf("boundKept kept %d, want %d", len(got), cleanupv1alpha1.MaxKept)
+	}
+	var first []string
+	for _, r := range got[:4] {
+		first = append(first, r.Name)
+	}
+	if want := []string{"late", "shared", "unproven", "outside-00"}; !slices.Equal(first, want) {
+		t.Errorf("boundKept starts with %v, want %v: the most specific reasons first, then by name", first, want)
+	}
+	if slices.ContainsFunc(got, func(r cleanupv1alpha1.ObjectRef) bool { return r.Name == "orphaned" }) {
+		t.Error("boundKept kept a PolicyOrphan object over OutsideTargets ones")
 	}
 }

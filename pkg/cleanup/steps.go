@@ -120,6 +120,7 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 		// What was deleted is counted even when the API server refused some
 		// deletes: the record shows every step that was taken.
 		u.rec.count(s.Kind, pass.found, len(pass.remaining)+len(pass.refused), pass.kept)
+		u.rec.keep(pass.keptRefs...)
 		for _, f := range pass.refused {
 			if f.refusal.Reason == cleanupv1alpha1.BlockedForbidden {
 				f.refusal.Message = forbiddenOperands(*s, []string{"delete"}, f.obj.Namespace+"/"+f.obj.Name).Message
@@ -203,6 +204,7 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 				kept = map[string]int{}
 			}
 			kept[cleanupv1alpha1.KeepTimedOut] += len(w.pass.remaining)
+			u.rec.keep(refs(w.scope.Kind, w.pass.remaining, cleanupv1alpha1.KeepTimedOut)...)
 			for _, f := range w.refused {
 				if f.obj.Name == "" { // the kind could not be listed: noted, not counted
 					kept[f.refusal.Reason] += 0
@@ -215,6 +217,7 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 			u.rec.count(w.scope.Kind, w.pass.found, 0, kept)
 		}
 		// The refused objects stay, counted under the reason the API server gave, and named in an Event.
+		u.rec.keep(keptRefs...)
 		for _, ref := range keptRefs {
 			r.event(u.csv, corev1.EventTypeWarning, "OperandKept", "Orphan",
 				"Kept %s %s after operandTimeout %s (onTimeout Orphan): the API server refused to delete it (%s)", ref.Kind, path(ref.Namespace, ref.Name), u.settings.OperandTimeout, ref.Reason)
@@ -285,6 +288,7 @@ func (r *Reconciler) countKept(ctx context.Context, u *uninstall, reason string)
 		n := 0
 		err := r.forEachPage(ctx, s.GVR, s.CRD.Spec.Names.Kind, func(page []metav1.PartialObjectMetadata) error {
 			n += len(page)
+			u.rec.keep(refs(s.Kind, page, reason)...)
 			return nil
 		})
 		switch {
@@ -356,6 +360,7 @@ func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
 		}
 		if reason := crdKeepReason(s); reason != "" {
 			kept[reason]++
+			u.rec.keep(cleanupv1alpha1.ObjectRef{Kind: crdKind, Name: s.Name, Reason: reason})
 			continue
 		}
 		found++
@@ -374,6 +379,7 @@ func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
 		if len(left.Items) > 0 {
 			found--
 			kept[cleanupv1alpha1.KeepHasInstances]++
+			u.rec.keep(cleanupv1alpha1.ObjectRef{Kind: crdKind, Name: s.Name, Reason: cleanupv1alpha1.KeepHasInstances})
 			continue
 		}
 		uid := s.CRD.UID
