@@ -43,6 +43,10 @@ const (
 	BlockedCRDNotEstablished = "CRDNotEstablished"
 	// BlockedTargetNamespacesUnknown: the target namespaces are missing, malformed or disagree.
 	BlockedTargetNamespacesUnknown = "TargetNamespacesUnknown"
+	// BlockedTooManyOperatorGroups: the CSV's namespace holds more than one OperatorGroup, as OLM's CSV reason says.
+	BlockedTooManyOperatorGroups = "TooManyOperatorGroups"
+	// BlockedOperatorGroupOutOfSync: the OperatorGroup's status.namespaces is not what its spec says: OLM has not caught up.
+	BlockedOperatorGroupOutOfSync = "OperatorGroupOutOfSync"
 	// BlockedForbidden: csv-cleaner lacks a right (RBAC).
 	BlockedForbidden = "Forbidden"
 	// BlockedAdmissionRefused: a webhook denied a request or could not be called, or an admission policy denied it.
@@ -86,6 +90,8 @@ var (
 		{BlockedMalformedOwnedCRD, "an owned CRD's name is not <plural>.<group>"},
 		{BlockedCRDNotEstablished, "an owned CRD is not established"},
 		{BlockedTargetNamespacesUnknown, "the target namespaces are missing, malformed or disagree"},
+		{BlockedTooManyOperatorGroups, "the CSV's namespace holds more than one OperatorGroup"},
+		{BlockedOperatorGroupOutOfSync, "the OperatorGroup's status.namespaces is not what its spec says: OLM has not caught up"},
 		{BlockedForbidden, "csv-cleaner lacks a right (RBAC)"},
 		{BlockedAdmissionRefused, "a webhook or an admission policy refused a request"},
 		{BlockedConversionFailed, "a CRD's conversion webhook fails"},

@@ -111,6 +111,8 @@ func run(binDir string) (err error) {
 	if err != nil {
 		return err
 	}
+	// An operand created in the deletion's second would be kept (CreatedAfterDeletion).
+	fixtures.WaitNextSecond(time.Now())
 	if err := c.Delete(ctx, csv); err != nil {
 		return err
 	}

@@ -143,6 +143,9 @@ func PlanUninstall(ctx context.Context, c client.Client, key types.NamespacedNam
 
 // planOperands lists each instance of the owned CRDs with its fate.
 func (r *Reconciler) planOperands(ctx context.Context, u *uninstall, out *DryRun) error {
+	if problem, err := r.operatorGroupProblem(ctx, u.csv); err != nil || problem != nil {
+		return errors.Join(err, asError(problem))
+	}
 	crds, err := r.ownedCRDs(ctx, u.csv)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -64,6 +65,50 @@ func (r *Reconciler) targetNamespaces(ctx context.Context, csv *operatorsv1alpha
 	}
 	targets, problem := DecideTargets(in)
 	return targets, problem, nil
+}
+
+// operatorGroups reads, live, the OperatorGroups in the CSV's namespace,
+// each with what OLM writes into its status.namespaces from its spec.
+func (r *Reconciler) operatorGroups(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) ([]OperatorGroupView, error) {
+	list := &operatorsv1.OperatorGroupList{}
+	if err := r.APIReader.List(ctx, list, client.InNamespace(csv.Namespace)); err != nil {
+		return nil, fmt.Errorf("listing the OperatorGroups of namespace %s: %w", csv.Namespace, err)
+	}
+	views := make([]OperatorGroupView, 0, len(list.Items))
+	for _, og := range list.Items {
+		v := OperatorGroupView{Name: og.Name, Status: og.Status.Namespaces, Expected: og.Spec.TargetNamespaces}
+		if len(v.Expected) == 0 {
+			// As OLM reads it: no selector, or an empty one, is every namespace.
+			sel, err := metav1.LabelSelectorAsSelector(og.Spec.Selector)
+			if err != nil {
+				return nil, fmt.Errorf("reading the selector of OperatorGroup %s/%s: %w", og.Namespace, og.Name, err)
+			}
+			if og.Spec.Selector == nil || sel.Empty() {
+				v.Expected = []string{""}
+			} else {
+				namespaces := &corev1.NamespaceList{}
+				if err := r.APIReader.List(ctx, namespaces, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+					return nil, fmt.Errorf("listing the namespaces OperatorGroup %s/%s selects: %w", og.Namespace, og.Name, err)
+				}
+				v.Expected = []string{}
+				for _, ns := range namespaces.Items {
+					v.Expected = append(v.Expected, ns.Name)
+				}
+			}
+		}
+		views = append(views, v)
+	}
+	return views, nil
+}
+
+// operatorGroupProblem blocks an uninstall whose OperatorGroups leave its
+// target namespaces in doubt (DecideOperatorGroups).
+func (r *Reconciler) operatorGroupProblem(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (*Problem, error) {
+	groups, err := r.operatorGroups(ctx, csv)
+	if err != nil {
+		return nil, err
+	}
+	return DecideOperatorGroups(csvKey(csv), groups), nil
 }
 
 // ownedCRDs reads, live, the CSV's owned CRDs that exist.

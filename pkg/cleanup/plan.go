@@ -185,9 +185,9 @@ type OperandPlan struct {
 // PlanOperands decides, for each instance of a CRD in scope, whether it is
 // deleted. An instance is kept when it is outside the CSV's target
 // namespaces, in a namespace that another live CSV owning the same CRD
-// targets, or created after the CSV's deletion (in the second-granularity of
-// Kubernetes timestamps: an instance created in a later second than the
-// deletion).
+// targets, or not created before the CSV's deletion (in the
+// second-granularity of Kubernetes timestamps: an instance created in the
+// same second as the deletion, or later).
 func PlanOperands(in OperandInput) OperandPlan {
 	plan := OperandPlan{Kept: map[string]int{}}
 	kept := func(item metav1.PartialObjectMetadata, reason string) {
@@ -230,9 +230,13 @@ func keepReason(in OperandInput, item *metav1.PartialObjectMetadata) string {
 	return ""
 }
 
-// CreatedAfter reports whether an object was created after a deletion began.
-// Both timestamps have whole seconds, so an object created in the same
-// second counts as created before.
+// CreatedAfter reports whether an object may have been created after a
+// deletion began. Both timestamps have whole seconds, so an object created
+// in the same second as the deletion may be either side of it: only one
+// created in an earlier second is proven older. (No stronger signal is
+// sound: the API server promises resourceVersions comparable only within
+// one resource, apimachinery pkg/util/resourceversion, and an operand's and
+// a CSV's are two.)
 func CreatedAfter(created, deletion metav1.Time) bool {
-	return created.Truncate(time.Second).After(deletion.Truncate(time.Second))
+	return !created.Truncate(time.Second).Before(deletion.Truncate(time.Second))
 }

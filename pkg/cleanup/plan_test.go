@@ -159,7 +159,12 @@ func TestPlanOperands(t *testing.T) {
 			[]string{"mine/w1"}, nil, map[string]int{cleanupv1alpha1.KeepSharedWithCSV: 1}},
 		{"created after the deletion", namespaced, []string{"a"}, []metav1.PartialObjectMetadata{
 			item("a", "old", before), item("a", "new", deletion.Add(time.Second)), item("a", "same-second", deletion.Add(500*time.Millisecond))},
-			[]string{"a/old", "a/same-second"}, nil, map[string]int{cleanupv1alpha1.KeepCreatedAfterDeletion: 1}},
+			[]string{"a/old"}, nil, map[string]int{cleanupv1alpha1.KeepCreatedAfterDeletion: 2}},
+		// The API server stores both in whole seconds: an operand created just
+		// before the deletion, in its second, has the deletion's timestamp.
+		{"created in the same second as the deletion, just before it, is kept too", namespaced, []string{"a"}, []metav1.PartialObjectMetadata{
+			item("a", "just-before", deletion), item("a", "a-second-before", deletion.Add(-time.Second))},
+			[]string{"a/a-second-before"}, nil, map[string]int{cleanupv1alpha1.KeepCreatedAfterDeletion: 1}},
 		{"terminating ones are waited for, not deleted again", namespaced, []string{"a"}, []metav1.PartialObjectMetadata{
 			item("a", "w1", before, terminating), item("a", "w2", before)},
 			[]string{"a/w2"}, []string{"a/w1"}, map[string]int{}},

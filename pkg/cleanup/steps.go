@@ -20,6 +20,10 @@ import (
 // operandStep deletes the CSV's operands as PlanOperands decides and waits
 // for them to be gone; past operandTimeout, onTimeout decides.
 func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error) {
+	// Targets OLM itself cannot tell block everything, kept operands or not.
+	if problem, err := r.operatorGroupProblem(ctx, u.csv); err != nil || problem != nil {
+		return false, errors.Join(err, asError(problem))
+	}
 	crds, err := r.ownedCRDs(ctx, u.csv)
 	if err != nil {
 		return false, err

@@ -2,6 +2,7 @@ package cleanup
 
 import (
 	"fmt"
+	"maps"
 
 	"slices"
 	"strings"
@@ -157,6 +158,54 @@ func ParseTargets(v string) (NamespaceSet, error) {
 func validNamespaceName(ns string) error {
 	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
 		return fmt.Errorf("whose %q is no namespace name: %s", ns, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// OperatorGroupView is what DecideOperatorGroups reads of one OperatorGroup
+// in the CSV's namespace.
+type OperatorGroupView struct {
+	Name string
+	// Status is status.namespaces.
+	Status []string
+	// Expected is what OLM writes into status.namespaces from the spec
+	// (getOperatorGroupTargets): spec.targetNamespaces, else the namespaces
+	// spec.selector matches, else [""] (every namespace).
+	Expected []string
+}
+
+// DecideOperatorGroups blocks an uninstall whose target namespaces OLM
+// itself cannot tell: more than one OperatorGroup in the CSV's namespace
+// (OLM fails the CSV with TooManyOperatorGroups), or an OperatorGroup whose
+// status.namespaces is not what its spec says. OperatorGroupStatus has no
+// observedGeneration, so "OLM has not caught up" is read as exactly that
+// difference, compared as sets; a status OLM never wrote, or a malformed
+// one, is DecideTargets' to judge. Pure.
+func DecideOperatorGroups(csv types.NamespacedName, groups []OperatorGroupView) *Problem {
+	object := "ClusterServiceVersion " + csv.String()
+	if len(groups) > 1 {
+		names := make([]string, 0, len(groups))
+		for _, g := range groups {
+			names = append(names, g.Name)
+		}
+		slices.Sort(names)
+		return &Problem{Reason: cleanupv1alpha1.BlockedTooManyOperatorGroups, Object: object,
+			Message: fmt.Sprintf("namespace %s holds %d OperatorGroups (%s): OLM cannot tell the CSV's target namespaces, so neither can csv-cleaner; nothing is deleted until one remains",
+				csv.Namespace, len(groups), strings.Join(names, ", "))}
+	}
+	if len(groups) == 0 || len(groups[0].Status) == 0 {
+		return nil
+	}
+	g := groups[0]
+	status, err := parseStatusNamespaces(g.Status)
+	if err != nil {
+		return nil
+	}
+	expected := NewNamespaceSet(g.Expected)
+	if !maps.Equal(status, expected) {
+		return &Problem{Reason: cleanupv1alpha1.BlockedOperatorGroupOutOfSync, Object: object,
+			Message: fmt.Sprintf("OperatorGroup %s/%s has status.namespaces %q but its spec names %q: OLM has not caught up with a change of its targets; nothing is deleted until it has",
+				csv.Namespace, g.Name, g.Status, g.Expected)}
 	}
 	return nil
 }

@@ -80,3 +80,36 @@ func keys(s NamespaceSet) []string {
 	slices.Sort(out)
 	return out
 }
+
+func TestDecideOperatorGroups(t *testing.T) {
+	csv := types.NamespacedName{Namespace: "op", Name: "op.v1"}
+	tests := []struct {
+		name   string
+		groups []OperatorGroupView
+		want   string // the Blocked reason, "" when nothing blocks
+		says   string
+	}{
+		{"none: DecideTargets judges", nil, "", ""},
+		{"one in sync", []OperatorGroupView{{Name: "og", Status: []string{"b", "a"}, Expected: []string{"a", "b"}}}, "", ""},
+		{"every namespace, in sync", []OperatorGroupView{{Name: "og", Status: []string{""}, Expected: []string{""}}}, "", ""},
+		{"no status yet: DecideTargets judges", []OperatorGroupView{{Name: "og", Expected: []string{"a"}}}, "", ""},
+		{"a malformed status: DecideTargets judges", []OperatorGroupView{{Name: "og", Status: []string{"", "a"}, Expected: []string{"a"}}}, "", ""},
+		{"two groups", []OperatorGroupView{{Name: "og-b", Status: []string{"a"}, Expected: []string{"a"}}, {Name: "og-a", Status: []string{"a"}, Expected: []string{"a"}}},
+			cleanupv1alpha1.BlockedTooManyOperatorGroups, "namespace op holds 2 OperatorGroups (og-a, og-b)"},
+		{"status lags a new target", []OperatorGroupView{{Name: "og", Status: []string{"a"}, Expected: []string{"a", "b"}}},
+			cleanupv1alpha1.BlockedOperatorGroupOutOfSync, `OperatorGroup op/og has status.namespaces ["a"] but its spec names ["a" "b"]`},
+		{"status says every namespace, the spec one", []OperatorGroupView{{Name: "og", Status: []string{""}, Expected: []string{"a"}}},
+			cleanupv1alpha1.BlockedOperatorGroupOutOfSync, "OLM has not caught up"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := DecideOperatorGroups(csv, tt.groups)
+			switch {
+			case tt.want == "" && p != nil:
+				t.Errorf("Blocked %s: %s; want nothing blocking", p.Reason, p.Message)
+			case tt.want != "" && (p == nil || p.Reason != tt.want || !strings.Contains(p.Message, tt.says)):
+				t.Errorf("DecideOperatorGroups = %+v; want %s saying %s", p, tt.want, tt.says)
+			}
+		})
+	}
+}

@@ -52,6 +52,8 @@ type install struct {
 	sub cluster.Subscription
 	// csv is the name of the installed CSV.
 	csv string
+	// lastOperand is the creationTimestamp of the last operand created.
+	lastOperand metav1.Time
 }
 
 func newInstall(id string) *install {
@@ -112,6 +114,7 @@ func (in *install) widget(ctx context.Context, ns, name string, finalizers ...st
 	u := fixtures.Operand(in.crd(), ns, name)
 	u.SetFinalizers(finalizers)
 	Expect(kc.Client.Create(ctx, u)).To(Succeed())
+	in.lastOperand = u.GetCreationTimestamp()
 }
 
 func (in *install) getCSV(ctx context.Context) (*operatorsv1alpha1.ClusterServiceVersion, error) {
@@ -141,6 +144,8 @@ func (in *install) deleteCSV(ctx context.Context) {
 	GinkgoHelper()
 	csv, err := in.getCSV(ctx)
 	Expect(err).NotTo(HaveOccurred())
+	// An operand created in the deletion's second is kept (CreatedAfterDeletion).
+	fixtures.WaitNextSecond(in.lastOperand.Time)
 	Expect(kc.Client.Delete(ctx, csv)).To(Succeed())
 }
 

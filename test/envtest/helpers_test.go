@@ -29,6 +29,16 @@ type scenario struct {
 	id      string
 	install fixtures.Install
 	policy  *cleanupv1alpha1.CleanupPolicy
+	// lastOperand is the creationTimestamp of the last operand created.
+	lastOperand metav1.Time
+}
+
+// afterOperands waits until the second after the last operand's
+// creationTimestamp: an operand created in the same second as the CSV's
+// deletion is kept (CreatedAfterDeletion), and the specs that delete what
+// they created just before must not meet that rule by chance.
+func (s *scenario) afterOperands() {
+	fixtures.WaitNextSecond(s.lastOperand.Time)
 }
 
 // newScenario describes an install: operator namespace op-<id>, targets
@@ -77,6 +87,7 @@ func (s *scenario) operand(ctx context.Context, i int, ns, name string, finalize
 		Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, fixtures.Namespace(ns)))).To(Succeed())
 	}
 	Expect(k8s.Create(ctx, u)).To(Succeed())
+	s.lastOperand = u.GetCreationTimestamp()
 	return u
 }
 
@@ -118,6 +129,7 @@ func (s *scenario) deleteCSV(ctx context.Context) {
 	GinkgoHelper()
 	csv, err := s.getCSV(ctx)
 	Expect(err).NotTo(HaveOccurred())
+	s.afterOperands()
 	Expect(k8s.Delete(ctx, csv)).To(Succeed())
 }
 

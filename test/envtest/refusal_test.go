@@ -113,6 +113,11 @@ var _ = Describe("Malformed target namespaces", func() {
 
 			og := &operatorsv1.OperatorGroup{}
 			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: s.install.Namespace, Name: s.install.OperatorGroupName()}, og)).To(Succeed())
+			if len(status) == 1 && status[0] == "" {
+				// An all-namespaces group, in sync with its status: only the annotation disagrees.
+				og.Spec.TargetNamespaces = nil
+				Expect(k8s.Update(ctx, og)).To(Succeed())
+			}
 			ogBase := og.DeepCopy()
 			og.Status.Namespaces = status
 			Expect(k8s.Status().Patch(ctx, og, client.MergeFrom(ogBase))).To(Succeed())
@@ -233,5 +238,52 @@ var _ = Describe("An unreachable conversion webhook of a proven CRD, the operato
 		Expect(k8s.Patch(ctx, crd, client.MergeFrom(base))).To(Succeed())
 		Eventually(func(ctx context.Context) error { _, err := s.getCSV(ctx); return err }).WithContext(ctx).
 			WithTimeout(60 * time.Second).Should(Satisfy(apierrors.IsNotFound))
+	})
+})
+
+var _ = Describe("OperatorGroups that leave the targets in doubt", func() {
+	It("block the uninstall while two OperatorGroups share the namespace, deleting nothing, and it resumes once one remains", func(ctx SpecContext) {
+		s := newScenario("two-ogs")
+		s.createPolicy(ctx)
+		s.installWithOperand(ctx)
+		second := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: s.install.Namespace, Name: "second"},
+			Spec: operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{s.ns("b")}}}
+		Expect(k8s.Create(ctx, second)).To(Succeed())
+		s.deleteCSV(ctx)
+
+		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedTooManyOperatorGroups)
+		Expect(s.record(ctx).Status.Message).To(ContainSubstring("holds 2 OperatorGroups (second, " + s.install.OperatorGroupName() + ")"))
+		Expect(s.eventReasons(ctx)).To(ContainElement("Blocked"))
+		Consistently(s.remaining).WithContext(ctx).WithTimeout(2 * time.Second).
+			Should(ContainElements("CSV", "Widget "+s.ns("a")+"/w1", "ClusterRole two-ogs-role", "ClusterRoleBinding two-ogs-role"))
+
+		By("removing the second OperatorGroup")
+		Expect(k8s.Delete(ctx, second)).To(Succeed())
+		Eventually(func(ctx context.Context) error { _, err := s.getCSV(ctx); return err }).WithContext(ctx).
+			WithTimeout(60 * time.Second).Should(Satisfy(apierrors.IsNotFound))
+		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
+	})
+
+	It("block the uninstall while an OperatorGroup's status lags its spec, and it resumes once OLM catches up", func(ctx SpecContext) {
+		s := newScenario("og-lag")
+		s.createPolicy(ctx)
+		s.installWithOperand(ctx)
+		og := &operatorsv1.OperatorGroup{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: s.install.Namespace, Name: s.install.OperatorGroupName()}, og)).To(Succeed())
+		og.Spec.TargetNamespaces = []string{s.ns("a")} // b-og-lag is no target any more; OLM has not written that yet
+		Expect(k8s.Update(ctx, og)).To(Succeed())
+		s.deleteCSV(ctx)
+
+		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedOperatorGroupOutOfSync)
+		Expect(s.record(ctx).Status.Message).To(ContainSubstring(`has status.namespaces ["a-og-lag" "b-og-lag"] but its spec names ["a-og-lag"]`))
+		Expect(s.remaining(ctx)).To(ContainElements("CSV", "Widget "+s.ns("a")+"/w1"))
+
+		By("writing the status as OLM would")
+		base := og.DeepCopy()
+		og.Status.Namespaces = []string{s.ns("a")}
+		Expect(k8s.Status().Patch(ctx, og, client.MergeFrom(base))).To(Succeed())
+		Eventually(func(ctx context.Context) error { _, err := s.getCSV(ctx); return err }).WithContext(ctx).
+			WithTimeout(60 * time.Second).Should(Satisfy(apierrors.IsNotFound))
+		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
 	})
 })
