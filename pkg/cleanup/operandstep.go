@@ -1,0 +1,313 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+)
+
+// operandStep deletes the CSV's operands as PlanOperands decides and waits
+// for them to be gone; past operandTimeout, onTimeout decides. It gathers
+// what the pass needs and stops at what blocks it, runs the pass
+// (deleteRound), then decides what the pass leaves (settleRound).
+func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error) {
+	// Targets OLM itself cannot tell block everything, kept operands or not.
+	if problem, err := r.operatorGroupProblem(ctx, u.csv); err != nil || problem != nil {
+		return false, errors.Join(err, asError(problem))
+	}
+	crds, err := r.ownedCRDs(ctx, u.csv)
+	if err != nil {
+		return false, err
+	}
+	others, err := r.otherOwners(ctx, u.csv)
+	if err != nil {
+		return false, err
+	}
+	scopes, problems := ScopeCRDs(ScopeInput{
+		CSV: csvKey(u.csv), Owned: u.csv.Spec.CustomResourceDefinitions.Owned, CRDs: crds,
+		CRDProvenance: u.settings.CRDProvenance, OtherOwners: others,
+	})
+	u.scopes = scopes
+
+	if orphan := r.orphanReason(u); orphan != "" {
+		return true, r.countKept(ctx, u, orphan)
+	}
+	if len(problems) > 0 {
+		return false, joinProblems(problems)
+	}
+	targets, problem, err := r.targetNamespaces(ctx, u.csv)
+	if err != nil || problem != nil {
+		return false, errors.Join(err, asError(problem))
+	}
+	access, err := r.checkOperandAccess(ctx, scopes, u.settings.OnTimeout)
+	if err != nil || access.problem != nil {
+		return false, errors.Join(err, asError(access.problem))
+	}
+	round := &operandRound{r: r, u: u}
+	if err := round.run(ctx, scopes, targets, access); err != nil {
+		return false, err
+	}
+	u.rec.setBlocking(round.blocking)
+	switch {
+	case round.conversionDisabled:
+		return false, nil // listed again on the next pass
+	case len(round.waiting) == 0:
+		return true, nil
+	}
+	return r.settleRound(ctx, u, round)
+}
+
+// operandRound is one pass over the owned CRDs' operands.
+type operandRound struct {
+	r *Reconciler
+	u *uninstall
+	// waiting are the kinds with operands left: held by finalizers, or refused.
+	waiting  []waitingKind
+	blocking []cleanupv1alpha1.ObjectRef
+	refused  []refusedOperand
+	// conversionDisabled: a CRD's dead conversion webhook was turned off.
+	conversionDisabled bool
+	// unavailable is whether the operator is unavailable, read once a pass when first needed.
+	unavailable      *Problem
+	availabilityRead bool
+}
+
+// waitingKind is what a pass left of one kind.
+type waitingKind struct {
+	scope *CRDScope
+	pass  operandPass
+	// refused are what the API server refused: objects, or the kind's list.
+	refused []refusedObject
+}
+
+// operatorUnavailable reads once a pass whether the operator is unavailable.
+func (o *operandRound) operatorUnavailable(ctx context.Context) (*Problem, error) {
+	if !o.availabilityRead {
+		p, err := o.r.unavailableOperator(ctx, o.u.csv)
+		if err != nil {
+			return nil, err
+		}
+		o.unavailable, o.availabilityRead = p, true
+	}
+	return o.unavailable, nil
+}
+
+// run deletes what the plan says of each kind and records what it did.
+func (o *operandRound) run(ctx context.Context, scopes []CRDScope, targets NamespaceSet, access operandAccess) error {
+	r, u := o.r, o.u
+	for i := range scopes {
+		s := &scopes[i]
+		switch {
+		case s.CRD == nil:
+			u.rec.count(s.Kind, 0, 0, map[string]int{cleanupv1alpha1.NoteCRDNotFound: 0})
+			continue
+		case access.unlisted[s.Name]:
+			u.rec.count(s.Kind, 0, 0, map[string]int{s.KeepReason: 0, cleanupv1alpha1.NoteNotListed: 0})
+			continue
+		}
+		pass, err := r.deleteOperands(ctx, s, targets, *u.csv.DeletionTimestamp)
+		if refusal, ok := ClassifyRefusal(err); ok {
+			if refusal.Reason == cleanupv1alpha1.BlockedConversionFailed && mayDisableConversion(*s, u.settings) {
+				gone, err := o.operatorUnavailable(ctx)
+				if err != nil {
+					return err
+				}
+				if gone != nil {
+					changed, err := r.disableConversion(ctx, u, s, refusal)
+					if err != nil {
+						return err
+					}
+					if changed {
+						o.conversionDisabled = true
+						continue
+					}
+				}
+			}
+			// The kind cannot even be listed: nothing of it is deleted, the other kinds go on.
+			if refusal.Reason == cleanupv1alpha1.BlockedForbidden {
+				refusal.Message = forbiddenOperands(*s, []string{"list"}, "").Message
+			}
+			w := waitingKind{scope: s, refused: []refusedObject{{refusal: refusal}}}
+			o.waiting = append(o.waiting, w)
+			o.refused = append(o.refused, refusedOperand{kind: s.Kind, refusedObject: w.refused[0]})
+			u.rec.count(s.Kind, 0, 0, map[string]int{refusal.Reason: 0, cleanupv1alpha1.NoteNotListed: 0})
+			o.blocking = append(o.blocking, cleanupv1alpha1.ObjectRef{Kind: s.Kind, Reason: refusal.Reason})
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if pass.deleted > 0 {
+			r.event(u.csv, corev1.EventTypeNormal, "OperandsDeleted", "Delete", "Deleted %d %s objects", pass.deleted, s.Kind)
+		}
+		// What was deleted is counted even when the API server refused some
+		// deletes: the record shows every step that was taken.
+		u.rec.count(s.Kind, pass.found, len(pass.remaining)+len(pass.refused), pass.kept)
+		u.rec.keep(pass.keptRefs...)
+		for _, f := range pass.refused {
+			if f.refusal.Reason == cleanupv1alpha1.BlockedForbidden {
+				f.refusal.Message = forbiddenOperands(*s, []string{"delete"}, f.obj.Namespace+"/"+f.obj.Name).Message
+			}
+			o.refused = append(o.refused, refusedOperand{kind: s.Kind, refusedObject: f})
+			o.blocking = append(o.blocking, refs(s.Kind, []metav1.PartialObjectMetadata{f.obj}, f.refusal.Reason)...)
+		}
+		if len(pass.remaining) > 0 || len(pass.refused) > 0 {
+			o.waiting = append(o.waiting, waitingKind{scope: s, pass: pass, refused: pass.refused})
+			o.blocking = append(o.blocking, refs(s.Kind, pass.remaining, "Finalizers")...)
+		}
+	}
+	return nil
+}
+
+// settleRound decides what a pass that left operands comes to: the
+// operator's own refusing webhooks go; before operandTimeout the uninstall
+// waits, Blocked on a refusal or an unavailable operator; past it,
+// onTimeout applies to stuck and refused operands alike.
+func (r *Reconciler) settleRound(ctx context.Context, u *uninstall, o *operandRound) (bool, error) {
+	unavailable, err := o.operatorUnavailable(ctx)
+	if err != nil {
+		return false, err
+	}
+	if len(o.refused) > 0 && unavailable != nil {
+		// The operator's own webhooks, which nobody serves any more, never block its uninstall for good.
+		deleted, err := r.deleteRefusingWebhooks(ctx, u, o.refused)
+		if err != nil || deleted > 0 {
+			return false, err // the next pass deletes again
+		}
+	}
+	refusedProblem := refusalProblem(o.refused)
+	timedOut := u.now.Sub(u.csv.DeletionTimestamp.Time) >= u.settings.OperandTimeout
+	if unavailable != nil {
+		then := fmt.Sprintf("onTimeout %s applies once operandTimeout %s has passed", u.settings.OnTimeout, u.settings.OperandTimeout)
+		if timedOut {
+			then = fmt.Sprintf("operandTimeout %s has passed and onTimeout %s keeps waiting", u.settings.OperandTimeout, u.settings.OnTimeout)
+		}
+		unavailable.Message = fmt.Sprintf("%d operands wait for finalizers and %s; %s", len(o.blocking), unavailable.Message, then)
+	}
+	if !timedOut {
+		switch {
+		case refusedProblem != nil:
+			return false, refusedProblem
+		case unavailable != nil:
+			return false, unavailable
+		}
+		return false, nil
+	}
+
+	switch u.settings.OnTimeout {
+	case cleanupv1alpha1.TimeoutRemoveFinalizers:
+		return false, r.removeFinalizersOnTimeout(ctx, u, o.waiting, refusedProblem)
+	case cleanupv1alpha1.TimeoutOrphan:
+		r.orphanOnTimeout(u, o.waiting)
+		return true, nil
+	default:
+		switch {
+		case refusedProblem != nil:
+			return false, refusedProblem
+		case unavailable != nil:
+			return false, unavailable
+		}
+		first := o.blocking[0]
+		return false, &Problem{Reason: cleanupv1alpha1.BlockedOperandsRemaining, Object: first.Kind + " " + first.Namespace + "/" + first.Name,
+			Message: fmt.Sprintf("%d operands still exist after operandTimeout %s, held by finalizers that nobody removes; see status.blocking, or set onTimeout to RemoveFinalizers or Orphan", len(o.blocking), u.settings.OperandTimeout)}
+	}
+}
+
+// removeFinalizersOnTimeout strips the finalizers of the operands still
+// waiting, an Event on each; what the API server refuses to delete stays,
+// and the uninstall stays Blocked on it.
+func (r *Reconciler) removeFinalizersOnTimeout(ctx context.Context, u *uninstall, waiting []waitingKind, refusedProblem *Problem) error {
+	for _, w := range waiting {
+		if len(w.pass.remaining) == 0 {
+			continue
+		}
+		gvk := w.scope.GVR.GroupVersion().WithKind(w.scope.CRD.Spec.Names.Kind)
+		stripped, err := r.stripFinalizers(ctx, gvk, w.pass.remaining)
+		if refusal, ok := ClassifyRefusal(err); ok {
+			err = &Problem{Reason: refusal.Reason, Object: w.scope.Kind,
+				Message: fmt.Sprintf("onTimeout RemoveFinalizers: the API server refused to remove the finalizers of %s objects: %s; %s", w.scope.Kind, refusal.Message, refusal.advice())}
+		}
+		for i := range stripped {
+			obj := stripped[i].DeepCopy()
+			obj.SetGroupVersionKind(gvk)
+			r.event(obj, corev1.EventTypeWarning, "FinalizersRemoved", "RemoveFinalizers",
+				"csv-cleaner removed finalizers %v after operandTimeout %s of the uninstall of CSV %s", stripped[i].Finalizers, u.settings.OperandTimeout, csvKey(u.csv))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if refusedProblem != nil {
+		refusedProblem.Message += "; onTimeout RemoveFinalizers removed the finalizers it could, but cannot delete what the API server refuses to delete"
+		return refusedProblem
+	}
+	return nil
+}
+
+// orphanOnTimeout keeps the operands still waiting: stuck ones counted as
+// TimedOut, refused ones under the reason the API server gave and named in
+// an Event.
+func (r *Reconciler) orphanOnTimeout(u *uninstall, waiting []waitingKind) {
+	var keptRefs []cleanupv1alpha1.ObjectRef
+	for _, w := range waiting {
+		kept := w.pass.kept
+		if kept == nil {
+			kept = map[string]int{}
+		}
+		kept[cleanupv1alpha1.KeepTimedOut] += len(w.pass.remaining)
+		u.rec.keep(refs(w.scope.Kind, w.pass.remaining, cleanupv1alpha1.KeepTimedOut)...)
+		for _, f := range w.refused {
+			if f.obj.Name == "" { // the kind could not be listed: noted, not counted
+				kept[f.refusal.Reason] += 0
+				kept[cleanupv1alpha1.NoteNotListed] += 0
+				continue
+			}
+			kept[f.refusal.Reason]++
+			keptRefs = append(keptRefs, refs(w.scope.Kind, []metav1.PartialObjectMetadata{f.obj}, f.refusal.Reason)...)
+		}
+		u.rec.count(w.scope.Kind, w.pass.found, 0, kept)
+	}
+	u.rec.keep(keptRefs...)
+	for _, ref := range keptRefs {
+		r.event(u.csv, corev1.EventTypeWarning, "OperandKept", "Orphan",
+			"Kept %s %s after operandTimeout %s (onTimeout Orphan): the API server refused to delete it (%s)", ref.Kind, path(ref.Namespace, ref.Name), u.settings.OperandTimeout, ref.Reason)
+	}
+	u.rec.setBlocking(nil)
+}
+
+// refusedOperand is an operand, or an operand kind, the API server refused.
+type refusedOperand struct {
+	kind string
+	refusedObject
+}
+
+// refusalProblem blocks an uninstall on what the API server refused, named
+// by the first refused object and what refused it; nil when nothing was.
+func refusalProblem(refused []refusedOperand) *Problem {
+	if len(refused) == 0 {
+		return nil
+	}
+	first := refused[0]
+	object, verb := first.kind, "list"
+	if first.obj.Name != "" {
+		object, verb = first.kind+" "+path(first.obj.Namespace, first.obj.Name), "delete"
+	}
+	if first.refusal.Reason == cleanupv1alpha1.BlockedForbidden {
+		return &Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: object, Message: first.refusal.Message}
+	}
+	return &Problem{Reason: first.refusal.Reason, Object: object,
+		Message: fmt.Sprintf("the API server refused %d of csv-cleaner's requests on operands (first: to %s %s): %s; %s",
+			len(refused), verb, object, first.refusal.Message, first.refusal.advice())}
+}
+
+func path(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
