@@ -52,6 +52,8 @@ func (e *Env) MeasureResume(ctx context.Context, n int) (Resume, error) {
 	if err := first.Stop(30 * time.Second); err != nil {
 		return res, err
 	}
+	// Operands created in the deletion's second would be kept (CreatedAfterDeletion).
+	fixtures.WaitNextSecond(time.Now())
 	if err := e.Client.Delete(ctx, in.CSV()); err != nil {
 		return res, fmt.Errorf("deleting CSV %s: %w", in.Key(), err)
 	}

@@ -171,6 +171,8 @@ var _ = Describe("The RBAC hold, with an operator that finalizes its operands cl
 		Expect(kc.Client.Delete(ctx, sub)).To(Succeed())
 		csv, err := in.getCSV(ctx)
 		Expect(err).NotTo(HaveOccurred())
+		// Widgets created in the deletion's second would be kept (CreatedAfterDeletion).
+		fixtures.WaitNextSecond(in.lastOperand.Time)
 		Expect(kc.Client.Delete(ctx, csv, client.PropagationPolicy(metav1.DeletePropagationForeground))).To(Succeed())
 		Eventually(func(ctx context.Context) error {
 			return kc.Client.Get(ctx, client.ObjectKey{Namespace: in.sub.Namespace, Name: fixtures.SampleServiceAccount}, &appsv1.Deployment{})
