@@ -78,6 +78,10 @@ test: verify-generated vet control-plane e2e-tools ## Run the unit tests, the en
 	go test ./... -count=1
 	$(MAKE) --no-print-directory test-e2e
 
+.PHONY: test-unit
+test-unit: ## Run the pure and unit tests (pkg/plan's decisions, the API, the helpers) in seconds, without a control plane.
+	go test ./api/... ./pkg/... ./cmd/... ./hack/... -count=1
+
 .PHONY: test-e2e
 test-e2e: e2e-tools ## Run the end-to-end suite on the local cluster with real OLM (or on E2E_KUBECONFIG's cluster).
 	go test -tags e2e ./test/e2e/... -count=1 -timeout 30m

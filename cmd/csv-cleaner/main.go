@@ -18,6 +18,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
@@ -74,7 +75,7 @@ func main() {
 	flag.DurationVar(&lease.duration, "leader-election-lease-duration", 15*time.Second, "How long a standby waits before it takes over a lease its leader stopped renewing.")
 	flag.DurationVar(&lease.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew its lease before it gives up leadership.")
 	flag.DurationVar(&lease.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease.")
-	flag.StringVar(&finalizer, "finalizer", cleanup.DefaultFinalizer, "Finalizer csv-cleaner puts on managed CSVs; give two instances different names.")
+	flag.StringVar(&finalizer, "finalizer", plan.DefaultFinalizer, "Finalizer csv-cleaner puts on managed CSVs; give two instances different names.")
 	flag.Var(&legacy, "legacy-finalizer", "An earlier finalizer name of csv-cleaner's (repeatable): replaced on live CSVs, counted as ours on deleting ones.")
 	flag.BoolVar(&rbacHold, "rbac-hold", true, "Keep a managed operator's ClusterRoles and bindings in force until its operands are gone.")
 	flag.StringVar(&holdFinalizer, "rbac-hold-finalizer", rbac.HoldFinalizer, "Finalizer that holds the cluster RBAC; give two instances different names.")
@@ -92,7 +93,7 @@ func main() {
 
 	if err := run(options{
 		metricsAddr: metricsAddr, secureMetrics: secureMetrics, probeAddr: probeAddr, pprofAddr: pprofAddr, leaderElect: leaderElect, leaderNS: leaderNS,
-		finalizers: cleanup.Finalizers{Current: finalizer, Legacy: legacy},
+		finalizers: plan.Finalizers{Current: finalizer, Legacy: legacy},
 		rbacHold:   holdFinalizer, noRBACHold: !rbacHold,
 		qps: float32(qps), burst: burst, workers: workers, deleteWorkers: deleteWorkers, lease: lease,
 		releaseTimeout: releaseTimeout, operandRole: operandRole,
@@ -106,7 +107,7 @@ type options struct {
 	metricsAddr, probeAddr, leaderNS string
 	pprofAddr                        string
 	leaderElect, secureMetrics       bool
-	finalizers                       cleanup.Finalizers
+	finalizers                       plan.Finalizers
 	qps                              float32
 	burst, workers, deleteWorkers    int
 	lease                            leaseTimes

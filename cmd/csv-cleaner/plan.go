@@ -48,14 +48,15 @@ func planCommand(args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: unknown output format %q (table or json)\n", output)
 		return 2
 	}
-	if err := plan(kubeconfig, types.NamespacedName{Namespace: namespace, Name: csv}, output, stdout); err != nil {
+	if err := printPlan(kubeconfig, types.NamespacedName{Namespace: namespace, Name: csv}, output, stdout); err != nil {
 		_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func plan(kubeconfig string, key types.NamespacedName, output string, stdout io.Writer) error {
+// printPlan reads the cluster of kubeconfig and prints the plan of the CSV key.
+func printPlan(kubeconfig string, key types.NamespacedName, output string, stdout io.Writer) error {
 	cfg, err := loadConfig(kubeconfig, "csv-cleaner-plan/"+version)
 	if err != nil {
 		return err

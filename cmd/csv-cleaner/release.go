@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
@@ -36,7 +37,7 @@ func releaseCommand(args []string, stdout, stderr io.Writer) int {
 		timeout                     time.Duration
 	)
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig; defaults to $KUBECONFIG, the in-cluster config, then ~/.kube/config.")
-	fs.StringVar(&finalizer, "finalizer", cleanup.DefaultFinalizer, "csv-cleaner's finalizer on CSVs.")
+	fs.StringVar(&finalizer, "finalizer", plan.DefaultFinalizer, "csv-cleaner's finalizer on CSVs.")
 	fs.Var(&legacy, "legacy-finalizer", "An earlier finalizer name of csv-cleaner's to remove too (repeatable).")
 	fs.StringVar(&hold, "rbac-hold-finalizer", rbac.HoldFinalizer, "The RBAC hold's finalizer on ClusterRoles and bindings.")
 	fs.IntVar(&workers, "workers", cleanup.DefaultDeleteWorkers, "Patches in flight at once.")
@@ -60,7 +61,7 @@ func releaseCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	rl := cleanup.Releaser{Live: c, Writer: c, Finalizers: cleanup.Finalizers{Current: finalizer, Legacy: legacy},
+	rl := cleanup.Releaser{Live: c, Writer: c, Finalizers: plan.Finalizers{Current: finalizer, Legacy: legacy},
 		Hold: hold, Workers: workers, Reporter: "csv-cleaner-release"}
 	released, err := rl.ReleaseOthers(ctx)
 	abandoned := 0

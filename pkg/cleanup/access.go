@@ -8,13 +8,14 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
 // operandAccess is what csv-cleaner may do on the operands of the owned CRDs.
 type operandAccess struct {
 	// problem blocks the uninstall: a right it needs on a kind it deletes is missing.
-	problem *Problem
+	problem *plan.Problem
 	// unlisted are the CRDs (by name) whose instances are all kept and which
 	// it may not list: they are noted, not counted.
 	unlisted map[string]bool
@@ -28,9 +29,9 @@ type operandAccess struct {
 // rbac.OperandRole, so they can be missing for one CRD and present for
 // another; the uninstall then deletes nothing of any CRD until every right
 // it needs is there, rather than stopping half-way.
-func (r *Reconciler) checkOperandAccess(ctx context.Context, scopes []CRDScope, onTimeout cleanupv1alpha1.TimeoutAction) (operandAccess, error) {
+func (r *Reconciler) checkOperandAccess(ctx context.Context, scopes []plan.CRDScope, onTimeout cleanupv1alpha1.TimeoutAction) (operandAccess, error) {
 	access := operandAccess{unlisted: map[string]bool{}}
-	var problems []Problem
+	var problems []plan.Problem
 	for _, s := range scopes {
 		if s.CRD == nil {
 			continue
@@ -61,7 +62,7 @@ func (r *Reconciler) checkOperandAccess(ctx context.Context, scopes []CRDScope, 
 		}
 	}
 	if len(problems) > 0 {
-		access.problem = joinProblems(problems)
+		access.problem = plan.JoinProblems(problems)
 	}
 	return access, nil
 }
@@ -69,7 +70,7 @@ func (r *Reconciler) checkOperandAccess(ctx context.Context, scopes []CRDScope, 
 // mayDo asks the API server whether csv-cleaner may do verb on the scope's
 // resource in every namespace (a SelfSubjectAccessReview, which every
 // identity may create).
-func (r *Reconciler) mayDo(ctx context.Context, s CRDScope, verb string) (bool, error) {
+func (r *Reconciler) mayDo(ctx context.Context, s plan.CRDScope, verb string) (bool, error) {
 	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: s.GVR.Group, Resource: s.GVR.Resource},
 	}}
@@ -82,13 +83,13 @@ func (r *Reconciler) mayDo(ctx context.Context, s CRDScope, verb string) (bool, 
 // forbiddenOperands blocks an uninstall on the verbs csv-cleaner may not
 // use on a kind's instances; first names an instance the API server
 // refused, if one was.
-func forbiddenOperands(s CRDScope, verbs []string, first string) *Problem {
+func forbiddenOperands(s plan.CRDScope, verbs []string, first string) *plan.Problem {
 	object := s.Kind
 	if first != "" {
 		object += " " + first
 	}
 	gr := s.GVR.GroupResource().String()
-	return &Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: object,
+	return &plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: object,
 		Message: fmt.Sprintf("csv-cleaner may not %s %s (kind %s): %s; the uninstall resumes on its own once it may",
 			strings.Join(verbs, ", "), gr, s.Kind, rbac.HowToGrant(gr))}
 }

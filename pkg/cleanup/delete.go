@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // uninstall is the state of one reconcile of a deleting CSV. Everything in
@@ -22,16 +23,21 @@ import (
 // between reconciles except what the record's status says.
 type uninstall struct {
 	csv      *operatorsv1alpha1.ClusterServiceVersion
-	settings Settings
-	verdict  Verdict
+	settings plan.Settings
+	verdict  plan.Verdict
 	rec      *record
 	now      time.Time
 	// scopes are the owned CRDs as the operand step found them.
-	scopes []CRDScope
+	scopes []plan.CRDScope
+}
+
+// timeout says whether the uninstall's operandTimeout has passed, as of this reconcile.
+func (u *uninstall) timeout() plan.Timeout {
+	return plan.TimeoutOf(u.settings, u.csv.DeletionTimestamp.Time, u.now)
 }
 
 // step is one idempotent step of an uninstall. done is false while it waits
-// on the cluster; a *Problem error blocks the uninstall until it is fixed.
+// on the cluster; a *plan.Problem error blocks the uninstall until it is fixed.
 type step struct {
 	name string
 	run  func(context.Context, *uninstall) (done bool, err error)
@@ -60,20 +66,20 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 
 	// An upgrade is an upgrade whether a policy selects the CSV or not (an
 	// earlier csv-cleaner's own CSV, which no policy needs to select, is one).
-	in, err := r.classifyInput(ctx, csv)
+	in, err := r.gather().Classify(ctx, csv)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	verdict := Classify(in)
+	verdict := plan.Classify(in)
 	if verdict.SkipReason != "" {
 		return ctrl.Result{}, r.skip(ctx, csv, rec, verdict, now)
 	}
 	if policy == nil {
-		return ctrl.Result{}, r.skip(ctx, csv, rec, Verdict{SkipReason: cleanupv1alpha1.ReasonUnmanaged,
+		return ctrl.Result{}, r.skip(ctx, csv, rec, plan.Verdict{SkipReason: cleanupv1alpha1.ReasonUnmanaged,
 			Message: "no CleanupPolicy selects the CSV any more; nothing was deleted"}, now)
 	}
 
-	u := &uninstall{csv: csv, settings: SettingsOf(policy), verdict: verdict, rec: rec, now: now}
+	u := &uninstall{csv: csv, settings: plan.SettingsOf(policy), verdict: verdict, rec: rec, now: now}
 	if rec.start(policy.Name, metav1.NewTime(now)) {
 		log.Info("Starting the uninstall", "policy", policy.Name, "reason", verdict.Message)
 		r.event(csv, corev1.EventTypeNormal, "CleanupStarted", "Uninstall", "Uninstall started under CleanupPolicy %s: %s", policy.Name, verdict.Message)
@@ -86,10 +92,10 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 	rec.keptOn = true // the steps name what they keep afresh in each pass
 	for _, s := range steps {
 		done, err := s.run(ctx, u)
-		var problem *Problem
+		var problem *plan.Problem
 		if refusal, ok := ClassifyRefusal(err); ok && !errors.As(err, &problem) {
 			// A request of this step that the API server refuses is never silent.
-			err = &Problem{Reason: refusal.Reason, Object: "step " + s.name, Message: err.Error() + "; " + refusal.advice()}
+			err = &plan.Problem{Reason: refusal.Reason, Object: "step " + s.name, Message: err.Error() + "; " + refusal.advice()}
 		}
 		switch {
 		case errors.As(err, &problem):
@@ -126,7 +132,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 
 // skip records a deletion that is not an uninstall and releases the CSV at
 // once: csv-cleaner never holds up an upgrade, a reinstall or OLM's copies.
-func (r *Reconciler) skip(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, rec *record, v Verdict, now time.Time) error {
+func (r *Reconciler) skip(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, rec *record, v plan.Verdict, now time.Time) error {
 	logr.FromContextOrDiscard(ctx).Info("Releasing the CSV without deleting anything", "reason", v.SkipReason, "message", v.Message)
 	rec.skipped(v.SkipReason, v.Message, metav1.NewTime(now))
 	if err := r.save(ctx, rec); err != nil {
@@ -146,7 +152,7 @@ func (r *Reconciler) skip(ctx context.Context, csv *operatorsv1alpha1.ClusterSer
 }
 
 // block marks the uninstall Blocked; the Event and metric fire only on a transition.
-func (r *Reconciler) block(csv *operatorsv1alpha1.ClusterServiceVersion, rec *record, p *Problem) {
+func (r *Reconciler) block(csv *operatorsv1alpha1.ClusterServiceVersion, rec *record, p *plan.Problem) {
 	rec.blocked(p.Reason, p.Message)
 	if rec.prev.Phase != cleanupv1alpha1.PhaseBlocked || rec.prev.Reason != p.Reason {
 		uninstalls.WithLabelValues(resultBlocked, p.Reason).Inc()

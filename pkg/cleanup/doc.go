@@ -22,10 +22,11 @@
 // is classified (ClassifyRefusal, refusal.go) and blocks the uninstall at
 // once, onTimeout applying to refused operands as to stuck ones; the
 // operator's own refusing webhooks go at once while it is unavailable
-// (webhooks.go). DecideTargets (targets.go) reads the target namespaces and
-// never widens them.
+// (webhooks.go).
 //
-// The decisions are pure functions with table tests: SelectPolicy, Classify,
-// DecideSelf, ScopeCRDs and PlanOperands, and the finalizer list edits. The Reconciler
-// gathers their inputs from the API server and carries out what they decide.
+// Every decision of an uninstall is a pure function of pkg/plan. The
+// Gatherer (gather.go) is the one reader of their inputs, for the uninstall
+// and the dry run alike; the steps carry out what pkg/plan decides
+// (operandstep.go, operands.go, steps.go) and the dry run prints the same
+// items (dryrun.go). DecideSelf (selffate.go) decides csv-cleaner's own fate.
 package cleanup

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // WriteTable prints a dry run for a person: the verdict, then one line per object.
@@ -35,7 +37,7 @@ func (d *DryRun) WriteTable(w io.Writer) error {
 			printf("%s\t%s\t%s\t%s\t%s\n", it.Action, it.Kind, ns, it.Name, it.Reason)
 		}
 	}
-	printf("\n%d to delete, %d to keep\n", d.Count(ActionDelete), d.Count(ActionKeep))
+	printf("\n%d to delete, %d to keep\n", d.Count(plan.ActionDelete), d.Count(plan.ActionKeep))
 	if err == nil {
 		err = tw.Flush()
 	}

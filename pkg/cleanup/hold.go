@@ -6,7 +6,6 @@ import (
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -28,19 +27,21 @@ func (r *Reconciler) holdRBAC(ctx context.Context, csv metav1.Object) error {
 
 // holder edits the hold, finding the objects with lister: the cache, or
 // the API server where a step of an uninstall must see the truth.
+// The cache (r.Client) finds one CSV's objects by rbac.OwnerIndex (Setup).
 func (r *Reconciler) holder(lister client.Reader) rbac.Holder {
-	return rbac.Holder{Lister: lister, Live: r.APIReader, Writer: r.Client, Finalizer: r.holdName()}
+	return rbac.Holder{Lister: lister, Live: r.APIReader, Writer: r.Client, Finalizer: r.holdName(), Indexed: lister == client.Reader(r.Client)}
 }
 
 // releaseRBAC takes the hold off the CSV's ClusterRoles and bindings, found in the cache.
 func (r *Reconciler) releaseRBAC(ctx context.Context, csv types.NamespacedName) error {
-	return r.releaseRBACSelected(ctx, r.Client, rbac.OwnerSelector(csv))
+	return r.releaseRBACOf(ctx, r.Client, csv)
 }
 
-func (r *Reconciler) releaseRBACSelected(ctx context.Context, lister client.Reader, sel labels.Selector) error {
-	n, err := r.holder(lister).Release(ctx, sel)
+// releaseRBACOf takes the hold off the CSV's ClusterRoles and bindings, found with lister.
+func (r *Reconciler) releaseRBACOf(ctx context.Context, lister client.Reader, csv types.NamespacedName) error {
+	n, err := r.holder(lister).ReleaseOwned(ctx, csv)
 	if n > 0 {
-		logr.FromContextOrDiscard(ctx).Info("Released the hold on cluster RBAC", "changed", n, "selector", sel.String())
+		logr.FromContextOrDiscard(ctx).Info("Released the hold on cluster RBAC", "changed", n)
 	}
 	return holdError(err)
 }

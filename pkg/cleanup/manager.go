@@ -1,6 +1,7 @@
 package cleanup
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
@@ -48,7 +50,7 @@ const (
 
 // SetupOptions configure the controllers.
 type SetupOptions struct {
-	Finalizers              Finalizers
+	Finalizers              plan.Finalizers
 	MaxConcurrentReconciles int
 	DeleteWorkers           int
 	// RBACHold is the finalizer that holds managed CSVs' cluster RBAC (rbac.HoldFinalizer by default).
@@ -70,7 +72,7 @@ type SetupOptions struct {
 // withDefaults fills in the default finalizer names.
 func (o SetupOptions) withDefaults() SetupOptions {
 	if o.Finalizers.Current == "" {
-		o.Finalizers.Current = DefaultFinalizer
+		o.Finalizers.Current = plan.DefaultFinalizer
 	}
 	// The finalizer's name stays when the hold is off: releasing the holds
 	// placed before takes off that name, not the default.
@@ -97,6 +99,11 @@ func Setup(mgr ctrl.Manager, o SetupOptions) error {
 		RBACHoldOff:   o.DisableRBACHold,
 		Self:          o.Self,
 		Namespace:     o.Namespace,
+	}
+	for _, gvk := range rbac.HeldKinds {
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), heldMetadata(gvk), rbac.OwnerIndex, rbac.OwnerIndexValue); err != nil {
+			return fmt.Errorf("indexing %s by owner CSV: %w", rbac.KindName(gvk), err)
+		}
 	}
 	if err := r.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: max(1, o.MaxConcurrentReconciles)}); err != nil {
 		return fmt.Errorf("setting up the CSV controller: %w", err)

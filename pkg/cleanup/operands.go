@@ -15,6 +15,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // csv-cleaner holds no right on operands of its own: it lists, deletes and
@@ -22,25 +23,6 @@ import (
 // rbac.OperandRole (OLM's per-CRD admin roles, an admin's roles labelled
 // rbac.OperandGrantLabel). What limits their use further is the plan
 // (provenance, targets, owners, creation time).
-
-// listPageSize bounds each page when listing operands, so that operands are
-// never held in memory as one huge response.
-const listPageSize = 500
-
-// forEachPage lists every instance of a CRD, metadata only, live, and hands
-// each page to fn before it reads the next.
-func (r *Reconciler) forEachPage(ctx context.Context, gvr schema.GroupVersionResource, kind string, fn func([]metav1.PartialObjectMetadata) error) error {
-	newList := func() *metav1.PartialObjectMetadataList {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(gvr.GroupVersion().WithKind(kind + "List"))
-		return list
-	}
-	err := listPages(ctx, r.APIReader, newList, listPageSize, func(list *metav1.PartialObjectMetadataList) error { return fn(list.Items) })
-	if err != nil {
-		return fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
-	}
-	return nil
-}
 
 // operandPass is what one pass of the operand step found and did for one owned CRD.
 type operandPass struct {
@@ -58,26 +40,27 @@ type operandPass struct {
 // deleteOperands plans and deletes one owned CRD's instances a page at a
 // time: an uninstall holds a few pages of them in memory whatever its size.
 // The next page is listed and planned while the deletes of the last one run,
-// on the same workers. PlanOperands decides each instance on its own, so a
+// on the same workers. plan.PlanOperands decides each instance on its own, so a
 // page's plan is the plan of its instances.
-func (r *Reconciler) deleteOperands(ctx context.Context, s *CRDScope, targets NamespaceSet, deletionTime metav1.Time) (operandPass, error) {
+func (r *Reconciler) deleteOperands(ctx context.Context, s *plan.CRDScope, in plan.OperandInput) (operandPass, error) {
 	pass := operandPass{kept: map[string]int{}}
 	gvk := s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind)
 	planned := make(chan []metav1.PartialObjectMetadata)
 	var listErr error
 	go func() {
 		defer close(planned)
-		listErr = r.forEachPage(ctx, s.GVR, gvk.Kind, func(page []metav1.PartialObjectMetadata) error {
-			plan := PlanOperands(OperandInput{Scope: *s, Targets: targets, DeletionTime: deletionTime, Items: page})
-			for reason, n := range plan.Kept {
+		listErr = r.gather().ForEachPage(ctx, s, func(page []metav1.PartialObjectMetadata) error {
+			in.Scope, in.Items = *s, page
+			decided := plan.PlanOperands(in)
+			for reason, n := range decided.Kept {
 				pass.kept[reason] += n
 			}
-			pass.keptRefs = boundKept(append(pass.keptRefs, plan.KeptRefs...))
-			pass.found += len(plan.Delete) + len(plan.Terminating)
-			pass.remaining = append(pass.remaining, plan.Terminating...)
-			pass.remaining = append(pass.remaining, withFinalizers(plan.Delete)...)
+			pass.keptRefs = boundKept(append(pass.keptRefs, decided.KeptRefs...))
+			pass.found += len(decided.Delete) + len(decided.Terminating)
+			pass.remaining = append(pass.remaining, decided.Terminating...)
+			pass.remaining = append(pass.remaining, withFinalizers(decided.Delete)...)
 			select {
-			case planned <- plan.Delete:
+			case planned <- decided.Delete:
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()

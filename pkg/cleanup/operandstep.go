@@ -9,47 +9,34 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
-// operandStep deletes the CSV's operands as PlanOperands decides and waits
-// for them to be gone; past operandTimeout, onTimeout decides. It gathers
-// what the pass needs and stops at what blocks it, runs the pass
-// (deleteRound), then decides what the pass leaves (settleRound).
+// operandStep deletes the CSV's operands as plan.PlanOperands decides and
+// waits for them to be gone; past operandTimeout, onTimeout decides. It
+// gathers what the decisions read, stops at what plan.GateOperands says
+// blocks (or keeps every operand), runs the pass (operandRound.run), then
+// decides what the pass leaves (settleRound).
 func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error) {
-	// Targets OLM itself cannot tell block everything, kept operands or not.
-	if problem, err := r.operatorGroupProblem(ctx, u.csv); err != nil || problem != nil {
-		return false, errors.Join(err, asError(problem))
-	}
-	crds, err := r.ownedCRDs(ctx, u.csv)
+	in, err := r.gather().Operands(ctx, u.csv, u.verdict, u.settings)
 	if err != nil {
 		return false, err
 	}
-	others, err := r.otherOwners(ctx, u.csv)
-	if err != nil {
-		return false, err
-	}
-	scopes, problems := ScopeCRDs(ScopeInput{
-		CSV: csvKey(u.csv), Owned: u.csv.Spec.CustomResourceDefinitions.Owned, CRDs: crds,
-		CRDProvenance: u.settings.CRDProvenance, OtherOwners: others,
-	})
-	u.scopes = scopes
-
-	if orphan := r.orphanReason(u); orphan != "" {
+	u.scopes = in.Scopes
+	orphan, problem := plan.GateOperands(in.Gate)
+	switch {
+	case problem != nil:
+		return false, problem
+	case orphan != "":
 		return true, r.countKept(ctx, u, orphan)
 	}
-	if len(problems) > 0 {
-		return false, joinProblems(problems)
-	}
-	targets, problem, err := r.targetNamespaces(ctx, u.csv)
-	if err != nil || problem != nil {
-		return false, errors.Join(err, asError(problem))
-	}
-	access, err := r.checkOperandAccess(ctx, scopes, u.settings.OnTimeout)
+	access, err := r.checkOperandAccess(ctx, in.Scopes, u.settings.OnTimeout)
 	if err != nil || access.problem != nil {
-		return false, errors.Join(err, asError(access.problem))
+		return false, errors.Join(err, plan.AsError(access.problem))
 	}
 	round := &operandRound{r: r, u: u}
-	if err := round.run(ctx, scopes, targets, access); err != nil {
+	decide := plan.OperandInput{Targets: in.Targets, DeletionTime: *u.csv.DeletionTimestamp, Timeout: u.timeout()}
+	if err := round.run(ctx, in.Scopes, decide, access); err != nil {
 		return false, err
 	}
 	u.rec.setBlocking(round.blocking)
@@ -73,22 +60,22 @@ type operandRound struct {
 	// conversionDisabled: a CRD's dead conversion webhook was turned off.
 	conversionDisabled bool
 	// unavailable is whether the operator is unavailable, read once a pass when first needed.
-	unavailable      *Problem
+	unavailable      *plan.Problem
 	availabilityRead bool
 }
 
 // waitingKind is what a pass left of one kind.
 type waitingKind struct {
-	scope *CRDScope
+	scope *plan.CRDScope
 	pass  operandPass
 	// refused are what the API server refused: objects, or the kind's list.
 	refused []refusedObject
 }
 
 // operatorUnavailable reads once a pass whether the operator is unavailable.
-func (o *operandRound) operatorUnavailable(ctx context.Context) (*Problem, error) {
+func (o *operandRound) operatorUnavailable(ctx context.Context) (*plan.Problem, error) {
 	if !o.availabilityRead {
-		p, err := o.r.unavailableOperator(ctx, o.u.csv)
+		p, err := o.r.gather().OperatorUnavailable(ctx, o.u.csv)
 		if err != nil {
 			return nil, err
 		}
@@ -98,7 +85,7 @@ func (o *operandRound) operatorUnavailable(ctx context.Context) (*Problem, error
 }
 
 // run deletes what the plan says of each kind and records what it did.
-func (o *operandRound) run(ctx context.Context, scopes []CRDScope, targets NamespaceSet, access operandAccess) error {
+func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide plan.OperandInput, access operandAccess) error {
 	r, u := o.r, o.u
 	for i := range scopes {
 		s := &scopes[i]
@@ -110,9 +97,9 @@ func (o *operandRound) run(ctx context.Context, scopes []CRDScope, targets Names
 			u.rec.count(s.Kind, 0, 0, map[string]int{s.KeepReason: 0, cleanupv1alpha1.NoteNotListed: 0})
 			continue
 		}
-		pass, err := r.deleteOperands(ctx, s, targets, *u.csv.DeletionTimestamp)
+		pass, err := r.deleteOperands(ctx, s, decide)
 		if refusal, ok := ClassifyRefusal(err); ok {
-			if refusal.Reason == cleanupv1alpha1.BlockedConversionFailed && mayDisableConversion(*s, u.settings) {
+			if refusal.Reason == cleanupv1alpha1.BlockedConversionFailed && plan.MayDisableConversion(*s, u.settings) {
 				gone, err := o.operatorUnavailable(ctx)
 				if err != nil {
 					return err
@@ -181,15 +168,11 @@ func (r *Reconciler) settleRound(ctx context.Context, u *uninstall, o *operandRo
 		}
 	}
 	refusedProblem := refusalProblem(o.refused)
-	timedOut := u.now.Sub(u.csv.DeletionTimestamp.Time) >= u.settings.OperandTimeout
+	timeout := u.timeout()
 	if unavailable != nil {
-		then := fmt.Sprintf("onTimeout %s applies once operandTimeout %s has passed", u.settings.OnTimeout, u.settings.OperandTimeout)
-		if timedOut {
-			then = fmt.Sprintf("operandTimeout %s has passed and onTimeout %s keeps waiting", u.settings.OperandTimeout, u.settings.OnTimeout)
-		}
-		unavailable.Message = fmt.Sprintf("%d operands wait for finalizers and %s; %s", len(o.blocking), unavailable.Message, then)
+		unavailable.Message = fmt.Sprintf("%d operands wait for finalizers and %s; %s", len(o.blocking), unavailable.Message, timeout.Then())
 	}
-	if !timedOut {
+	if !timeout.Passed {
 		switch {
 		case refusedProblem != nil:
 			return false, refusedProblem
@@ -213,7 +196,7 @@ func (r *Reconciler) settleRound(ctx context.Context, u *uninstall, o *operandRo
 			return false, unavailable
 		}
 		first := o.blocking[0]
-		return false, &Problem{Reason: cleanupv1alpha1.BlockedOperandsRemaining, Object: first.Kind + " " + first.Namespace + "/" + first.Name,
+		return false, &plan.Problem{Reason: cleanupv1alpha1.BlockedOperandsRemaining, Object: first.Kind + " " + first.Namespace + "/" + first.Name,
 			Message: fmt.Sprintf("%d operands still exist after operandTimeout %s, held by finalizers that nobody removes; see status.blocking, or set onTimeout to RemoveFinalizers or Orphan", len(o.blocking), u.settings.OperandTimeout)}
 	}
 }
@@ -221,7 +204,7 @@ func (r *Reconciler) settleRound(ctx context.Context, u *uninstall, o *operandRo
 // removeFinalizersOnTimeout strips the finalizers of the operands still
 // waiting, an Event on each; what the API server refuses to delete stays,
 // and the uninstall stays Blocked on it.
-func (r *Reconciler) removeFinalizersOnTimeout(ctx context.Context, u *uninstall, waiting []waitingKind, refusedProblem *Problem) error {
+func (r *Reconciler) removeFinalizersOnTimeout(ctx context.Context, u *uninstall, waiting []waitingKind, refusedProblem *plan.Problem) error {
 	for _, w := range waiting {
 		if len(w.pass.remaining) == 0 {
 			continue
@@ -229,7 +212,7 @@ func (r *Reconciler) removeFinalizersOnTimeout(ctx context.Context, u *uninstall
 		gvk := w.scope.GVR.GroupVersion().WithKind(w.scope.CRD.Spec.Names.Kind)
 		stripped, err := r.stripFinalizers(ctx, gvk, w.pass.remaining)
 		if refusal, ok := ClassifyRefusal(err); ok {
-			err = &Problem{Reason: refusal.Reason, Object: w.scope.Kind,
+			err = &plan.Problem{Reason: refusal.Reason, Object: w.scope.Kind,
 				Message: fmt.Sprintf("onTimeout RemoveFinalizers: the API server refused to remove the finalizers of %s objects: %s; %s", w.scope.Kind, refusal.Message, refusal.advice())}
 		}
 		for i := range stripped {
@@ -288,7 +271,7 @@ type refusedOperand struct {
 
 // refusalProblem blocks an uninstall on what the API server refused, named
 // by the first refused object and what refused it; nil when nothing was.
-func refusalProblem(refused []refusedOperand) *Problem {
+func refusalProblem(refused []refusedOperand) *plan.Problem {
 	if len(refused) == 0 {
 		return nil
 	}
@@ -298,9 +281,9 @@ func refusalProblem(refused []refusedOperand) *Problem {
 		object, verb = first.kind+" "+path(first.obj.Namespace, first.obj.Name), "delete"
 	}
 	if first.refusal.Reason == cleanupv1alpha1.BlockedForbidden {
-		return &Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: object, Message: first.refusal.Message}
+		return &plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: object, Message: first.refusal.Message}
 	}
-	return &Problem{Reason: first.refusal.Reason, Object: object,
+	return &plan.Problem{Reason: first.refusal.Reason, Object: object,
 		Message: fmt.Sprintf("the API server refused %d of csv-cleaner's requests on operands (first: to %s %s): %s; %s",
 			len(refused), verb, object, first.refusal.Message, first.refusal.advice())}
 }

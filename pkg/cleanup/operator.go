@@ -11,19 +11,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get
 
-// unavailableOperator returns a Problem naming the first Deployment of the
+// OperatorUnavailable returns a plan.Problem naming the first Deployment of the
 // CSV's install strategy that is gone, being deleted or not Available, read
 // live; nil when they all run, or when the CSV names none (then nothing is
 // known, and nothing is claimed).
-func (r *Reconciler) unavailableOperator(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (*Problem, error) {
+func (g Gatherer) OperatorUnavailable(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (*plan.Problem, error) {
 	for _, name := range DeploymentNames(csv) {
 		key := client.ObjectKey{Namespace: csv.Namespace, Name: name}
 		dep := &appsv1.Deployment{}
-		err := r.APIReader.Get(ctx, key, dep)
+		err := g.Live.Get(ctx, key, dep)
 		state := ""
 		switch {
 		case apierrors.IsNotFound(err):
@@ -37,7 +38,7 @@ func (r *Reconciler) unavailableOperator(ctx context.Context, csv *operatorsv1al
 		default:
 			continue
 		}
-		return &Problem{Reason: cleanupv1alpha1.BlockedOperatorUnavailable, Object: "Deployment " + key.String(),
+		return &plan.Problem{Reason: cleanupv1alpha1.BlockedOperatorUnavailable, Object: "Deployment " + key.String(),
 			Message: fmt.Sprintf("the operator's Deployment %s %s, so nobody removes them", key, state)}, nil
 	}
 	return nil, nil

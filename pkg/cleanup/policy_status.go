@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -20,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // PolicyStatusReconciler keeps each CleanupPolicy's status true: how many
@@ -56,15 +56,12 @@ func (r *PolicyStatusReconciler) Reconcile(ctx context.Context, req reconcile.Re
 	}
 
 	// A selector that cannot be parsed fails whatever the labels are.
-	_, selErr := Selects(policy, nil, nil)
+	_, selErr := plan.Selects(policy, nil, nil)
 	managed, overlaps := 0, map[string]bool{}
 	for i := range csvs.Items {
 		csv := &csvs.Items[i]
-		if operatorsv1alpha1.IsCopied(csv) {
-			continue
-		}
-		sel, _ := SelectPolicy(policies.Items, csv.Labels, nsLabels[csv.Namespace])
-		if sel.Winner == nil {
+		sel, _ := plan.SelectPolicy(policies.Items, csv.Labels, nsLabels[csv.Namespace])
+		if !plan.Managed(sel.Winner, csv) {
 			continue
 		}
 		names := append([]string{sel.Winner.Name}, sel.Others...)

@@ -3,11 +3,10 @@ package cleanup
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/go-logr/logr"
-	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,8 +16,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // Reconciler puts csv-cleaner's finalizer on managed CSVs and runs their
@@ -34,7 +33,7 @@ type Reconciler struct {
 	// Recorder writes Events.
 	Recorder events.EventRecorder
 	// Finalizers names the finalizer (and legacy names) this instance owns.
-	Finalizers Finalizers
+	Finalizers plan.Finalizers
 	// DeleteWorkers is how many deletes run at once; the client's rate limit still applies.
 	DeleteWorkers int
 	// RBACHold is the finalizer that keeps a managed CSV's ClusterRoles and
@@ -92,14 +91,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if fate == SelfUninstalled {
 		return ctrl.Result{}, r.release(ctx, csv)
 	}
-	policy, err := r.policyFor(ctx, csv)
+	policy, err := r.gather().Policy(ctx, csv)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if !csv.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, csv, policy)
 	}
-	if policy == nil || operatorsv1alpha1.IsCopied(csv) {
+	if !plan.Managed(policy, csv) {
 		return ctrl.Result{}, r.release(ctx, csv)
 	}
 	if err := r.patchFinalizers(ctx, csv, r.Finalizers.Ensure); err != nil {
@@ -114,26 +113,6 @@ func (r *Reconciler) release(ctx context.Context, csv client.Object) error {
 		return err
 	}
 	return r.patchFinalizers(ctx, csv, r.Finalizers.Remove)
-}
-
-// policyFor returns the policy that manages the CSV, or nil.
-func (r *Reconciler) policyFor(ctx context.Context, csv metav1.Object) (*cleanupv1alpha1.CleanupPolicy, error) {
-	policies := &cleanupv1alpha1.CleanupPolicyList{}
-	if err := r.Client.List(ctx, policies); err != nil {
-		return nil, fmt.Errorf("listing CleanupPolicies: %w", err)
-	}
-	if len(policies.Items) == 0 {
-		return nil, nil
-	}
-	ns := &corev1.Namespace{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: csv.GetNamespace()}, ns); err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("getting namespace %s: %w", csv.GetNamespace(), err)
-	}
-	sel, errs := SelectPolicy(policies.Items, csv.GetLabels(), ns.Labels)
-	for _, err := range errs {
-		logr.FromContextOrDiscard(ctx).Error(err, "Ignoring a CleanupPolicy whose selector cannot be parsed")
-	}
-	return sel.Winner, nil
 }
 
 // patchFinalizers applies edit to the CSV's finalizers with finalizer.Patch
@@ -158,4 +137,14 @@ func (r *Reconciler) patchFinalizers(ctx context.Context, csv client.Object, edi
 		return fmt.Errorf("patching finalizers of CSV %s: %w", client.ObjectKeyFromObject(csv), err)
 	}
 	return nil
+}
+
+// subset reports whether every name in a is also in b.
+func subset(a, b []string) bool {
+	for _, name := range a {
+		if !slices.Contains(b, name) {
+			return false
+		}
+	}
+	return true
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 func TestRecordCountAcrossPasses(t *testing.T) {
@@ -53,7 +54,7 @@ func TestRequeueAfter(t *testing.T) {
 	u := func(elapsed, timeout time.Duration) *uninstall {
 		csv := &operatorsv1alpha1.ClusterServiceVersion{}
 		csv.DeletionTimestamp = &metav1.Time{Time: deleted}
-		return &uninstall{csv: csv, now: deleted.Add(elapsed), settings: Settings{OperandTimeout: timeout}}
+		return &uninstall{csv: csv, now: deleted.Add(elapsed), settings: plan.Settings{OperandTimeout: timeout}}
 	}
 	tests := []struct {
 		name             string

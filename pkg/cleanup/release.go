@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
@@ -51,7 +52,7 @@ type Releaser struct {
 	Live   client.Reader
 	Writer client.Writer
 	// Finalizers are the CSV finalizer names to remove.
-	Finalizers Finalizers
+	Finalizers plan.Finalizers
 	// Hold is the RBAC hold finalizer to remove.
 	Hold string
 	// Self is csv-cleaner's own CSV (empty name outside OLM): ReleaseOthers

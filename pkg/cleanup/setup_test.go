@@ -4,6 +4,7 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -21,7 +22,7 @@ func TestTrimCSV(t *testing.T) {
 		labels: map[string]string{"team": "a"},
 		annots: map[string]string{
 			"alm-examples": "[{...}]", "description": "long", "olm.operatorNamespace": "ops",
-			"olm.operatorGroup": "og", "olm.targetNamespaces": "a,b", OptOutAnnotation: "true",
+			"olm.operatorGroup": "og", "olm.targetNamespaces": "a,b", plan.OptOutAnnotation: "true",
 		},
 	}, {
 		name:            "a copy is still told from its operator namespace annotation",

@@ -4,39 +4,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
-// orphanReason says why operands are kept whole, or "" when they are deleted.
-func (r *Reconciler) orphanReason(u *uninstall) string {
-	switch {
-	case u.verdict.OptedOut:
-		return cleanupv1alpha1.KeepOptedOut
-	case u.settings.Operands == cleanupv1alpha1.Orphan:
-		return cleanupv1alpha1.KeepPolicyOrphan
-	}
-	return ""
-}
-
-// countKept records every instance of the owned CRDs as kept for reason.
+// countKept records every instance of the owned CRDs as kept for reason
+// (plan.GateOperands' orphan), as plan.PlanOperands decides it.
 func (r *Reconciler) countKept(ctx context.Context, u *uninstall, reason string) error {
-	for _, s := range u.scopes {
+	for i := range u.scopes {
+		s := &u.scopes[i]
 		if s.CRD == nil {
 			continue
 		}
-		n := 0
-		err := r.forEachPage(ctx, s.GVR, s.CRD.Spec.Names.Kind, func(page []metav1.PartialObjectMetadata) error {
-			n += len(page)
-			u.rec.keep(refs(s.Kind, page, reason)...)
+		kept := map[string]int{reason: 0}
+		err := r.gather().ForEachPage(ctx, s, func(page []metav1.PartialObjectMetadata) error {
+			decided := plan.PlanOperands(plan.OperandInput{Scope: *s, Orphan: reason, Items: page})
+			kept[reason] += decided.Kept[reason]
+			u.rec.keep(decided.KeptRefs...)
 			return nil
 		})
 		switch {
@@ -47,7 +37,7 @@ func (r *Reconciler) countKept(ctx context.Context, u *uninstall, reason string)
 		case err != nil:
 			return err
 		}
-		u.rec.count(s.Kind, 0, 0, map[string]int{reason: n})
+		u.rec.count(s.Kind, 0, 0, kept)
 	}
 	return nil
 }
@@ -57,24 +47,20 @@ func (r *Reconciler) countKept(ctx context.Context, u *uninstall, reason string)
 func (r *Reconciler) clusterObjectStep(ctx context.Context, u *uninstall) (bool, error) {
 	// The operands are gone or orphaned: the operator no longer needs its
 	// cluster RBAC, and OLM (or the deletes below) may remove it.
-	if err := r.releaseRBACSelected(ctx, r.APIReader, rbac.OwnerSelector(csvKey(u.csv))); err != nil {
+	if err := r.releaseRBACOf(ctx, r.APIReader, csvKey(u.csv)); err != nil {
 		if forbidden := (*rbac.ForbiddenError)(nil); errors.As(err, &forbidden) {
-			return false, &Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: rbac.KindName(forbidden.GVK) + " " + forbidden.Name, Message: err.Error()}
+			return false, &plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: rbac.KindName(forbidden.GVK) + " " + forbidden.Name, Message: err.Error()}
 		}
 		return false, err
 	}
-	var kinds []schema.GroupVersionKind
-	if u.settings.ClusterRBAC == cleanupv1alpha1.Delete {
-		kinds = append(kinds, rbac.ClusterRBACKinds...)
-	}
-	if u.settings.Webhooks == cleanupv1alpha1.Delete {
-		kinds = append(kinds, rbac.WebhookKinds...)
-	}
 	var blocking []cleanupv1alpha1.ObjectRef
-	for _, gvk := range kinds {
+	for _, gvk := range rbac.OwnedKinds() {
+		if plan.ClusterObjectFate(u.settings, rbac.KindName(gvk), rbac.IsWebhook(gvk)).Action != plan.ActionDelete {
+			continue
+		}
 		owned, err := rbac.DeleteOwned(ctx, r.APIReader, r.Client, gvk, csvKey(u.csv))
 		if forbidden := (*rbac.ForbiddenError)(nil); errors.As(err, &forbidden) {
-			return false, &Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: rbac.KindName(gvk) + " " + forbidden.Name, Message: forbidden.Error()}
+			return false, &plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: rbac.KindName(gvk) + " " + forbidden.Name, Message: forbidden.Error()}
 		}
 		if err != nil {
 			return false, err
@@ -91,43 +77,39 @@ func (r *Reconciler) clusterObjectStep(ctx context.Context, u *uninstall) (bool,
 // without OLM's provenance.
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=delete
 
-var crdKind = rbac.KindName(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-
-// crdStep deletes, with crds: Delete, the owned CRDs that pass the
-// provenance check, that no other live CSV owns and that have no instances
-// left (deleting a CRD deletes every instance, whoever made it).
+// crdStep deletes the owned CRDs plan.CRDFate lets go: with crds: Delete,
+// those that pass the provenance check, that no other live CSV owns and
+// that have no instances left.
 func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
 	if u.settings.CRDs != cleanupv1alpha1.Delete {
-		return true, nil
+		return true, nil // the step is off: the CRDs are not looked at, nor recorded
 	}
 	kept := map[string]int{}
 	found, remaining := 0, 0
-	for _, s := range u.scopes {
+	for i := range u.scopes {
+		s := &u.scopes[i]
 		if s.CRD == nil {
 			continue
 		}
-		if reason := crdKeepReason(s); reason != "" {
-			kept[reason]++
-			u.rec.keep(cleanupv1alpha1.ObjectRef{Kind: crdKind, Name: s.Name, Reason: reason})
+		fate := plan.CRDFate(u.settings, *s, false)
+		if fate.Action == plan.ActionDelete && s.CRD.DeletionTimestamp.IsZero() {
+			left, err := r.gather().InstancesLeft(ctx, s)
+			if apierrors.IsForbidden(err) {
+				return false, forbiddenOperands(*s, []string{"list"}, "")
+			}
+			if err != nil {
+				return false, err
+			}
+			fate = plan.CRDFate(u.settings, *s, left)
+		}
+		if fate.Action == plan.ActionKeep {
+			kept[fate.Reason]++
+			u.rec.keep(cleanupv1alpha1.ObjectRef{Kind: plan.CRDKind, Name: s.Name, Reason: fate.Reason})
 			continue
 		}
 		found++
 		if !s.CRD.DeletionTimestamp.IsZero() {
 			remaining++
-			continue
-		}
-		left := &metav1.PartialObjectMetadataList{}
-		left.SetGroupVersionKind(s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind + "List"))
-		if err := r.APIReader.List(ctx, left, client.Limit(1)); err != nil {
-			if apierrors.IsForbidden(err) {
-				return false, forbiddenOperands(s, []string{"list"}, "")
-			}
-			return false, fmt.Errorf("listing what is left of %s: %w", s.Name, err)
-		}
-		if len(left.Items) > 0 {
-			found--
-			kept[cleanupv1alpha1.KeepHasInstances]++
-			u.rec.keep(cleanupv1alpha1.ObjectRef{Kind: crdKind, Name: s.Name, Reason: cleanupv1alpha1.KeepHasInstances})
 			continue
 		}
 		uid := s.CRD.UID
@@ -137,26 +119,13 @@ func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
 			remaining++ // the API server removes it once its instances are cleaned up
 		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		case apierrors.IsForbidden(err):
-			return false, &Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: "CustomResourceDefinition " + s.Name, Message: err.Error()}
+			return false, &plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: "CustomResourceDefinition " + s.Name, Message: err.Error()}
 		default:
 			return false, fmt.Errorf("deleting CRD %s: %w", s.Name, err)
 		}
 	}
-	u.rec.count(crdKind, found, remaining, kept)
+	u.rec.count(plan.CRDKind, found, remaining, kept)
 	return remaining == 0, nil
-}
-
-// crdKeepReason says why an owned CRD is never deleted, whatever its
-// instances: it lacks OLM's provenance for this CSV, or another live CSV
-// owns it too. "" when it may be deleted once its instances are gone.
-func crdKeepReason(s CRDScope) string {
-	switch {
-	case !s.Proven:
-		return cleanupv1alpha1.KeepUnproven
-	case len(s.Others) > 0:
-		return cleanupv1alpha1.KeepSharedCRD
-	}
-	return ""
 }
 
 func withFinalizers(objs []metav1.PartialObjectMetadata) []metav1.PartialObjectMetadata {
@@ -167,24 +136,4 @@ func withFinalizers(objs []metav1.PartialObjectMetadata) []metav1.PartialObjectM
 		}
 	}
 	return out
-}
-
-// joinProblems reports several problems as one, naming every object.
-func joinProblems(ps []Problem) *Problem {
-	if len(ps) == 1 {
-		return &ps[0]
-	}
-	objs, msgs := make([]string, 0, len(ps)), make([]string, 0, len(ps))
-	for _, p := range ps {
-		objs = append(objs, p.Object)
-		msgs = append(msgs, p.Message)
-	}
-	return &Problem{Reason: ps[0].Reason, Object: strings.Join(objs, ", "), Message: strings.Join(msgs, "; ")}
-}
-
-func asError(p *Problem) error {
-	if p == nil {
-		return nil
-	}
-	return p
 }

@@ -3,6 +3,7 @@ package rbac
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -26,6 +27,18 @@ var (
 	// WebhookKinds are deleted under a policy's webhooks setting.
 	WebhookKinds = []schema.GroupVersionKind{ValidatingWebhookConfiguration, MutatingWebhookConfiguration}
 )
+
+// OwnedKinds are the kinds an uninstall deletes by the CSV's owner labels,
+// in the order it deletes them: bindings, roles, then webhook configurations.
+func OwnedKinds() []schema.GroupVersionKind {
+	return append(slices.Clone(ClusterRBACKinds), WebhookKinds...)
+}
+
+// IsWebhook reports whether a kind is a webhook configuration (a policy's
+// webhooks setting), not cluster RBAC (its clusterRBAC setting).
+func IsWebhook(gvk schema.GroupVersionKind) bool {
+	return slices.Contains(WebhookKinds, gvk)
+}
 
 // KindName is how records and logs name a kind: Kind.group.
 func KindName(gvk schema.GroupVersionKind) string {

@@ -52,6 +52,24 @@ type Holder struct {
 	Writer client.Writer
 	// Finalizer is the hold finalizer.
 	Finalizer string
+	// Indexed says that Lister is a cache with OwnerIndex on the held kinds:
+	// one CSV's objects are then found by the index, not by a scan of every
+	// cached object with a label selector.
+	Indexed bool
+}
+
+// OwnerIndex is the cache index of the held kinds by the CSV their three
+// owner labels name (OwnerIndexValue).
+const OwnerIndex = "csv-cleaner.owner"
+
+// OwnerIndexValue is an object's OwnerIndex value: its owner CSV's
+// namespace/name, or none when its owner labels name no CSV.
+func OwnerIndexValue(obj client.Object) []string {
+	csv, ok := OwnerOf(obj.GetLabels())
+	if !ok {
+		return nil
+	}
+	return []string{csv.String()}
 }
 
 // Hold puts the hold finalizer on the CSV's live ClusterRoles and bindings.
@@ -62,7 +80,7 @@ type Holder struct {
 // objects it changed.
 func (h Holder) Hold(ctx context.Context, csv types.NamespacedName) (int, error) {
 	finalizer := h.Finalizer
-	return h.edit(ctx, OwnerSelector(csv), func(obj *metav1.PartialObjectMetadata) []string {
+	return h.edit(ctx, owned(csv), func(obj *metav1.PartialObjectMetadata) []string {
 		if obj.DeletionTimestamp != nil || slices.Contains(obj.Finalizers, finalizer) {
 			return nil
 		}
@@ -70,10 +88,18 @@ func (h Holder) Hold(ctx context.Context, csv types.NamespacedName) (int, error)
 	})
 }
 
-// Release takes the hold finalizer off the objects sel selects (the CSV's
-// with OwnerSelector, every CSV's with AnyCSVOwner), except those of the
-// CSVs in keep.
+// ReleaseOwned takes the hold finalizer off the CSV's ClusterRoles and bindings.
+func (h Holder) ReleaseOwned(ctx context.Context, csv types.NamespacedName) (int, error) {
+	return h.release(ctx, owned(csv))
+}
+
+// Release takes the hold finalizer off the objects sel selects (every
+// CSV's with AnyCSVOwner), except those of the CSVs in keep.
 func (h Holder) Release(ctx context.Context, sel labels.Selector, keep ...types.NamespacedName) (int, error) {
+	return h.release(ctx, heldSet{labels: sel}, keep...)
+}
+
+func (h Holder) release(ctx context.Context, sel heldSet, keep ...types.NamespacedName) (int, error) {
 	finalizer := h.Finalizer
 	return h.edit(ctx, sel, func(obj *metav1.PartialObjectMetadata) []string {
 		if !slices.Contains(obj.Finalizers, finalizer) || ownedByAny(obj.Labels, keep) {
@@ -93,7 +119,7 @@ func ownedByAny(objLabels map[string]string, csvs []types.NamespacedName) bool {
 // patch of the finalizers guarded by the resourceVersion, retried on
 // conflict with a fresh live read, so a stale list costs a retry, never a
 // lost change.
-func (h Holder) edit(ctx context.Context, sel labels.Selector, change func(*metav1.PartialObjectMetadata) []string) (int, error) {
+func (h Holder) edit(ctx context.Context, sel heldSet, change func(*metav1.PartialObjectMetadata) []string) (int, error) {
 	changed := 0
 	for _, gvk := range HeldKinds {
 		n, err := h.editKind(ctx, gvk, sel, change)
@@ -106,7 +132,7 @@ func (h Holder) edit(ctx context.Context, sel labels.Selector, change func(*meta
 }
 
 // editKind is edit for one kind.
-func (h Holder) editKind(ctx context.Context, gvk schema.GroupVersionKind, sel labels.Selector, change func(*metav1.PartialObjectMetadata) []string) (int, error) {
+func (h Holder) editKind(ctx context.Context, gvk schema.GroupVersionKind, sel heldSet, change func(*metav1.PartialObjectMetadata) []string) (int, error) {
 	items, err := h.list(ctx, gvk, sel)
 	if err != nil {
 		return 0, err
@@ -133,7 +159,7 @@ func (h Holder) editKind(ctx context.Context, gvk schema.GroupVersionKind, sel l
 func (h Holder) Count(ctx context.Context, sel labels.Selector, keep ...types.NamespacedName) (int, error) {
 	n := 0
 	for _, gvk := range HeldKinds {
-		items, err := h.list(ctx, gvk, sel)
+		items, err := h.list(ctx, gvk, heldSet{labels: sel})
 		if err != nil {
 			return n, err
 		}
@@ -146,14 +172,36 @@ func (h Holder) Count(ctx context.Context, sel labels.Selector, keep ...types.Na
 	return n, nil
 }
 
-func (h Holder) list(ctx context.Context, gvk schema.GroupVersionKind, sel labels.Selector) ([]metav1.PartialObjectMetadata, error) {
+// heldSet is which objects of a held kind an edit concerns: one CSV's
+// (owner set), or those a label selector selects.
+type heldSet struct {
+	owner  *types.NamespacedName
+	labels labels.Selector
+}
+
+func owned(csv types.NamespacedName) heldSet {
+	return heldSet{owner: &csv, labels: OwnerSelector(csv)}
+}
+
+// list lists a held kind's objects: by OwnerIndex for one CSV's in an
+// indexed cache, else by the label selector. The selector is checked on
+// every object either way.
+func (h Holder) list(ctx context.Context, gvk schema.GroupVersionKind, sel heldSet) ([]metav1.PartialObjectMetadata, error) {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := h.Lister.List(ctx, list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	opt := client.ListOption(client.MatchingLabelsSelector{Selector: sel.labels})
+	if h.Indexed && sel.owner != nil {
+		opt = client.MatchingFields{OwnerIndex: sel.owner.String()}
+	}
+	if err := h.Lister.List(ctx, list, opt); err != nil {
 		return nil, fmt.Errorf("listing %s: %w", KindName(gvk), err)
 	}
-	for i := range list.Items {
-		list.Items[i].SetGroupVersionKind(gvk)
+	items := list.Items[:0]
+	for _, o := range list.Items {
+		if sel.labels.Matches(labels.Set(o.Labels)) {
+			o.SetGroupVersionKind(gvk)
+			items = append(items, o)
+		}
 	}
-	return list.Items, nil
+	return items, nil
 }

@@ -1,8 +1,10 @@
 package rbac
 
 import (
+	"slices"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -73,4 +75,28 @@ func TestOwnerOf(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestOwnerIndexValue(t *testing.T) {
+	owned := OwnedClusterRoleLabels(types.NamespacedName{Namespace: "operators", Name: "widget.v1"})
+	for _, tt := range []struct {
+		name   string
+		labels map[string]string
+		want   []string
+	}{
+		{"three owner labels", owned, []string{"operators/widget.v1"}},
+		{"owner kind not a CSV", map[string]string{OwnerKey: "widget.v1", OwnerNamespaceKey: "operators", OwnerKindKey: "Subscription"}, nil},
+		{"no namespace", map[string]string{OwnerKey: "widget.v1", OwnerKindKey: OwnerKindCSV}, nil},
+		{"no labels", nil, nil},
+	} {
+		obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Labels: tt.labels}}
+		if got := OwnerIndexValue(obj); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: OwnerIndexValue = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// OwnedClusterRoleLabels are the three owner labels OLM puts on a CSV's cluster RBAC.
+func OwnedClusterRoleLabels(csv types.NamespacedName) map[string]string {
+	return map[string]string{OwnerKey: csv.Name, OwnerNamespaceKey: csv.Namespace, OwnerKindKey: OwnerKindCSV}
 }

@@ -83,7 +83,7 @@ func SelfBindingName(binding string) string { return binding + "-self" }
 // let it patch ClusterRoles, then those that do. It returns how many
 // objects it changed.
 func (h Holder) ReleaseSelf(ctx context.Context, self types.NamespacedName) (int, error) {
-	sel := OwnerSelector(self)
+	sel := owned(self)
 	finalizer := h.Finalizer
 	remove := func(obj *metav1.PartialObjectMetadata) []string {
 		if !slices.Contains(obj.Finalizers, finalizer) {
@@ -96,7 +96,7 @@ func (h Holder) ReleaseSelf(ctx context.Context, self types.NamespacedName) (int
 		return changed, err
 	}
 	roles := &rbacv1.ClusterRoleList{}
-	if err := h.Live.List(ctx, roles, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	if err := h.Live.List(ctx, roles, client.MatchingLabelsSelector{Selector: sel.labels}); err != nil {
 		return changed, fmt.Errorf("listing the ClusterRoles of %s: %w", self, err)
 	}
 	slices.SortStableFunc(roles.Items, func(a, b rbacv1.ClusterRole) int {

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -233,6 +234,6 @@ func (e *Env) waitFinalizer(ctx context.Context, key client.ObjectKey) error {
 		if err := e.Client.Get(ctx, key, csv); err != nil {
 			return false, err
 		}
-		return slices.Contains(csv.Finalizers, cleanup.DefaultFinalizer), nil
+		return slices.Contains(csv.Finalizers, plan.DefaultFinalizer), nil
 	})
 }

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
@@ -122,7 +122,7 @@ func (s *scenario) finalizers(ctx context.Context) []string {
 
 func (s *scenario) waitFinalizer(ctx context.Context) {
 	GinkgoHelper()
-	Eventually(func(ctx context.Context) []string { return s.finalizers(ctx) }).WithContext(ctx).Should(ContainElement(cleanup.DefaultFinalizer))
+	Eventually(func(ctx context.Context) []string { return s.finalizers(ctx) }).WithContext(ctx).Should(ContainElement(plan.DefaultFinalizer))
 }
 
 func (s *scenario) deleteCSV(ctx context.Context) {

@@ -16,6 +16,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 )
 
@@ -48,16 +49,16 @@ var _ = Describe("csv-cleaner plan", func() {
 		}
 
 		By("reading the plan as JSON")
-		var plan cleanup.DryRun
-		Expect(json.Unmarshal([]byte(run("--namespace", s.install.Namespace, s.install.CSVName, "-o", "json")), &plan)).To(Succeed())
-		Expect(plan.Verdict).To(Equal(cleanup.VerdictUninstall))
-		Expect(plan.Policy).To(Equal("plan"))
-		Expect(plan.Items).To(ConsistOf(
-			cleanup.DryRunItem{Action: "Delete", Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: cleanup.DeleteOwnedOperand},
-			cleanup.DryRunItem{Action: "Delete", Kind: kind, Namespace: s.ns("b"), Name: "w2", Reason: cleanup.DeleteOwnedOperand},
+		var dry cleanup.DryRun
+		Expect(json.Unmarshal([]byte(run("--namespace", s.install.Namespace, s.install.CSVName, "-o", "json")), &dry)).To(Succeed())
+		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall))
+		Expect(dry.Policy).To(Equal("plan"))
+		Expect(dry.Items).To(ConsistOf(
+			cleanup.DryRunItem{Action: "Delete", Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: plan.DeleteOwnedOperand},
+			cleanup.DryRunItem{Action: "Delete", Kind: kind, Namespace: s.ns("b"), Name: "w2", Reason: plan.DeleteOwnedOperand},
 			cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("c"), Name: "w3", Reason: cleanupv1alpha1.KeepOutsideTargets},
-			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRoleBinding.rbac.authorization.k8s.io", Name: "plan-role", Reason: cleanup.DeleteOwnerLabels},
-			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRole.rbac.authorization.k8s.io", Name: "plan-role", Reason: cleanup.DeleteOwnerLabels},
+			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRoleBinding.rbac.authorization.k8s.io", Name: "plan-role", Reason: plan.DeleteOwnerLabels},
+			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRole.rbac.authorization.k8s.io", Name: "plan-role", Reason: plan.DeleteOwnerLabels},
 			cleanup.DryRunItem{Action: "Keep", Kind: "CustomResourceDefinition.apiextensions.k8s.io", Name: s.crd(0).Name(), Reason: cleanupv1alpha1.KeepHasInstances},
 		), "the ClusterRole with olm.owner alone is not the CSV's")
 
@@ -78,11 +79,11 @@ var _ = Describe("csv-cleaner plan", func() {
 		s.deleteCSV(ctx)
 		time.Sleep(1100 * time.Millisecond) // creation timestamps have whole seconds
 		s.operand(ctx, 0, s.ns("a"), "late")
-		Expect(json.Unmarshal([]byte(run("-n", s.install.Namespace, s.install.CSVName, "-o", "json")), &plan)).To(Succeed())
-		Expect(plan.Message).To(Equal("CSV is being uninstalled"))
-		Expect(plan.Items).To(ContainElement(cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("a"), Name: "late", Reason: cleanupv1alpha1.KeepCreatedAfterDeletion}))
+		Expect(json.Unmarshal([]byte(run("-n", s.install.Namespace, s.install.CSVName, "-o", "json")), &dry)).To(Succeed())
+		Expect(dry.Message).To(Equal("CSV is being uninstalled"))
+		Expect(dry.Items).To(ContainElement(cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("a"), Name: "late", Reason: cleanupv1alpha1.KeepCreatedAfterDeletion}))
 
-		Expect(s.finalizers(ctx)).To(ContainElement(cleanup.DefaultFinalizer), "the plan released nothing")
+		Expect(s.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer), "the plan released nothing")
 
 		By("letting csv-cleaner finish the uninstall the plan described")
 		startManager()
@@ -112,13 +113,13 @@ var _ = Describe("csv-cleaner plan", func() {
 		addOwned(ctx, csv, "NotA_CRD", "Bad")
 		kind := s.crd(0).Kind + "." + s.crd(0).Group
 
-		plan, err := cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		dry, err := cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
-		Expect(plan.Verdict).To(Equal(cleanup.VerdictUninstall), plan.Message)
-		Expect(plan.Items).To(ConsistOf(
+		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall), dry.Message)
+		Expect(dry.Items).To(ConsistOf(
 			cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: cleanupv1alpha1.KeepPolicyOrphan},
-			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRoleBinding.rbac.authorization.k8s.io", Name: "plan-orphan-role", Reason: cleanup.DeleteOwnerLabels},
-			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRole.rbac.authorization.k8s.io", Name: "plan-orphan-role", Reason: cleanup.DeleteOwnerLabels},
+			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRoleBinding.rbac.authorization.k8s.io", Name: "plan-orphan-role", Reason: plan.DeleteOwnerLabels},
+			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRole.rbac.authorization.k8s.io", Name: "plan-orphan-role", Reason: plan.DeleteOwnerLabels},
 			cleanup.DryRunItem{Action: "Keep", Kind: "CustomResourceDefinition.apiextensions.k8s.io", Name: s.crd(0).Name(), Reason: cleanupv1alpha1.KeepPolicyOrphan},
 		))
 
@@ -131,10 +132,10 @@ var _ = Describe("csv-cleaner plan", func() {
 	It("says that a CSV no policy selects would have nothing deleted", func(ctx SpecContext) {
 		s := newScenario("planone")
 		s.create(ctx)
-		plan, err := cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		dry, err := cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
-		Expect(plan.Verdict).To(Equal(cleanup.VerdictUnmanaged))
-		Expect(plan.Items).To(BeEmpty())
+		Expect(dry.Verdict).To(Equal(cleanup.VerdictUnmanaged))
+		Expect(dry.Items).To(BeEmpty())
 	})
 })
 

@@ -26,6 +26,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -238,7 +239,7 @@ func (l *versionLog) keptHeld(s *scenario, until time.Time) {
 	GinkgoHelper()
 	role := s.id + "-role"
 	Expect(l.count("ClusterServiceVersion", s.install.Key().String())).To(BeNumerically(">", 0), "the watch saw the CSV")
-	Expect(l.without("ClusterServiceVersion", s.install.Key().String(), cleanup.DefaultFinalizer, until)).To(BeEmpty())
+	Expect(l.without("ClusterServiceVersion", s.install.Key().String(), plan.DefaultFinalizer, until)).To(BeEmpty())
 	Expect(l.without("ClusterRole", role, rbac.HoldFinalizer, until)).To(BeEmpty())
 	Expect(l.without("ClusterRoleBinding", role, rbac.HoldFinalizer, until)).To(BeEmpty())
 }
@@ -263,7 +264,7 @@ func heldAnywhere(ctx context.Context) []string {
 	for _, k := range []struct {
 		gvk schema.GroupVersionKind
 		fin string
-	}{{csvGVK, cleanup.DefaultFinalizer}, {rbac.ClusterRole, rbac.HoldFinalizer}, {rbac.ClusterRoleBinding, rbac.HoldFinalizer}} {
+	}{{csvGVK, plan.DefaultFinalizer}, {rbac.ClusterRole, rbac.HoldFinalizer}, {rbac.ClusterRoleBinding, rbac.HoldFinalizer}} {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
 		Expect(k8s.List(ctx, list)).To(Succeed())
@@ -342,7 +343,7 @@ var _ = Describe("csv-cleaner's own life cycle, run as OLM runs it", func() {
 		live.waitFinalizer(ctx)
 		waitRBACFinalizers(ctx, live.id+"-role", held)
 		waitRBACFinalizers(ctx, busy.id+"-role", held)
-		Eventually(func(ctx context.Context) []string { return csvFinalizers(ctx, v1) }).WithContext(ctx).Should(ContainElement(cleanup.DefaultFinalizer))
+		Eventually(func(ctx context.Context) []string { return csvFinalizers(ctx, v1) }).WithContext(ctx).Should(ContainElement(plan.DefaultFinalizer))
 		waitRBACFinalizers(ctx, selfRBACName(v1), held)
 		versions := watchVersions(ctx)
 
@@ -384,8 +385,8 @@ var _ = Describe("csv-cleaner's own life cycle, run as OLM runs it", func() {
 			replicas[1].waitLeads(ctx)
 		}
 		Consistently(func(g Gomega, ctx context.Context) {
-			g.Expect(busy.finalizers(ctx)).To(ContainElement(cleanup.DefaultFinalizer))
-			g.Expect(live.finalizers(ctx)).To(ContainElement(cleanup.DefaultFinalizer))
+			g.Expect(busy.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer))
+			g.Expect(live.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer))
 		}).WithContext(ctx).WithTimeout(2 * time.Second).Should(Succeed())
 
 		By("letting the operand go: v2 completes the uninstall v1 began")
@@ -398,9 +399,9 @@ var _ = Describe("csv-cleaner's own life cycle, run as OLM runs it", func() {
 		By("finding every finalizer kept at every version the watch saw")
 		versions.keptHeld(busy, released)
 		versions.keptHeld(live, time.Now())
-		Expect(live.finalizers(ctx)).To(ContainElement(cleanup.DefaultFinalizer))
+		Expect(live.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer))
 		Expect(rbacFinalizers(ctx, live.id+"-role")).To(Equal(held))
-		Expect(csvFinalizers(ctx, v2)).To(ContainElement(cleanup.DefaultFinalizer))
+		Expect(csvFinalizers(ctx, v2)).To(ContainElement(plan.DefaultFinalizer))
 		Expect(rbacFinalizers(ctx, selfRBACName(v2))).To(Equal(held), "v2 holds its own RBAC")
 	}
 
@@ -460,9 +461,9 @@ var _ = Describe("csv-cleaner's own life cycle, run as OLM runs it", func() {
 		live.waitFinalizer(ctx)
 		waitRBACFinalizers(ctx, live.id+"-role", held)
 		Expect(p.Stop(30 * time.Second)).To(Succeed())
-		Expect(live.finalizers(ctx)).To(ContainElement(cleanup.DefaultFinalizer))
+		Expect(live.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer))
 		Expect(rbacFinalizers(ctx, live.id+"-role")).To(Equal(held))
-		Expect(csvFinalizers(ctx, self)).To(ContainElement(cleanup.DefaultFinalizer))
+		Expect(csvFinalizers(ctx, self)).To(ContainElement(plan.DefaultFinalizer))
 	})
 
 	It("leaves `csv-cleaner release` to remove every finalizer after a SIGKILL, and prints what it removed", func(ctx SpecContext) {
@@ -484,8 +485,8 @@ var _ = Describe("csv-cleaner's own life cycle, run as OLM runs it", func() {
 		Expect(err).NotTo(HaveOccurred(), string(out))
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		Expect(lines).To(ContainElements(
-			"ClusterServiceVersion "+live.install.Key().String()+": removed ["+cleanup.DefaultFinalizer+"]",
-			"ClusterServiceVersion "+busy.install.Key().String()+": removed ["+cleanup.DefaultFinalizer+"] (its uninstall is abandoned)",
+			"ClusterServiceVersion "+live.install.Key().String()+": removed ["+plan.DefaultFinalizer+"]",
+			"ClusterServiceVersion "+busy.install.Key().String()+": removed ["+plan.DefaultFinalizer+"] (its uninstall is abandoned)",
 			"ClusterRole "+live.id+"-role: removed ["+rbac.HoldFinalizer+"]",
 			"ClusterRoleBinding "+live.id+"-role: removed ["+rbac.HoldFinalizer+"]",
 		))

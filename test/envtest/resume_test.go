@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 const holdFinalizer = "test.csv-cleaner.io/hold"
@@ -153,7 +153,7 @@ var _ = Describe("Resuming", func() {
 			f := slices.Clone(s.finalizers(ctx))
 			slices.Sort(f)
 			return f
-		}).WithContext(ctx).Should(Equal(append([]string{cleanup.DefaultFinalizer}, sortedCopy(want)...)))
+		}).WithContext(ctx).Should(Equal(append([]string{plan.DefaultFinalizer}, sortedCopy(want)...)))
 		dropFinalizers(ctx, csv)
 	})
 })

@@ -19,6 +19,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 )
 
@@ -96,7 +97,7 @@ func startManagerAs(identity *rest.Config, mutate ...func(*cleanup.SetupOptions)
 	})
 	Expect(err).NotTo(HaveOccurred())
 	opts := cleanup.SetupOptions{
-		Finalizers:    cleanup.Finalizers{Current: cleanup.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
+		Finalizers:    plan.Finalizers{Current: plan.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
 		DeleteWorkers: 8, MaxConcurrentReconciles: 4,
 	}
 	for _, m := range mutate {

@@ -1,10 +1,11 @@
-package cleanup
+package plan
 
 import (
 	"fmt"
 	"sort"
 	"time"
 
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -121,4 +122,10 @@ func Selects(p *cleanupv1alpha1.CleanupPolicy, csvLabels, nsLabels map[string]st
 		}
 	}
 	return true, nil
+}
+
+// Managed is the one rule of what csv-cleaner manages: a CSV that a policy
+// selects (winner, from SelectPolicy) and that is not one of OLM's copies.
+func Managed(winner *cleanupv1alpha1.CleanupPolicy, csv metav1.Object) bool {
+	return winner != nil && !operatorsv1alpha1.IsCopied(csv)
 }

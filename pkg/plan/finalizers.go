@@ -1,4 +1,4 @@
-package cleanup
+package plan
 
 import "slices"
 
@@ -53,14 +53,4 @@ func (f Finalizers) Ensure(list []string) (out []string, changed bool) {
 func (f Finalizers) Remove(list []string) (out []string, changed bool) {
 	out = slices.DeleteFunc(slices.Clone(list), f.Ours)
 	return out, len(out) != len(list)
-}
-
-// subset reports whether every name in a is also in b.
-func subset(a, b []string) bool {
-	for _, name := range a {
-		if !slices.Contains(b, name) {
-			return false
-		}
-	}
-	return true
 }

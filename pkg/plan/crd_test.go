@@ -1,4 +1,4 @@
-package cleanup
+package plan
 
 import (
 	"testing"
@@ -28,8 +28,8 @@ func TestMayDisableConversion(t *testing.T) {
 		{"no conversion at all", CRDScope{CRD: &apiextensionsv1.CustomResourceDefinition{}, Proven: true}, disable, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := mayDisableConversion(tt.scope, tt.settings); got != tt.want {
-				t.Errorf("mayDisableConversion = %v, want %v", got, tt.want)
+			if got := MayDisableConversion(tt.scope, tt.settings); got != tt.want {
+				t.Errorf("MayDisableConversion = %v, want %v", got, tt.want)
 			}
 		})
 	}

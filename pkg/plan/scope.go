@@ -1,29 +1,18 @@
-package cleanup
+package plan
 
 import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 )
-
-// Problem is bad input that blocks an uninstall until someone fixes it.
-type Problem struct {
-	Reason  string
-	Object  string
-	Message string
-}
-
-func (p Problem) Error() string { return p.Message }
 
 // OtherOwner is another live, non-copied CSV that owns the same CRD.
 type OtherOwner struct {
@@ -77,7 +66,7 @@ func ScopeCRDs(in ScopeInput) ([]CRDScope, []Problem) {
 			continue
 		}
 		seen[owned.Name] = true
-		if msg := validOwnedName(owned.Name); msg != "" {
+		if msg := ValidOwnedName(owned.Name); msg != "" {
 			problems = append(problems, Problem{Reason: cleanupv1alpha1.BlockedMalformedOwnedCRD, Object: "CustomResourceDefinition " + owned.Name,
 				Message: fmt.Sprintf("spec.customresourcedefinitions.owned names %q, which is not a CRD name (%s); fix the CSV or remove the entry", owned.Name, msg)})
 			continue
@@ -117,7 +106,7 @@ func ScopeCRDs(in ScopeInput) ([]CRDScope, []Problem) {
 	return scopes, problems
 }
 
-func validOwnedName(name string) string {
+func ValidOwnedName(name string) string {
 	plural, group, ok := strings.Cut(name, ".")
 	if !ok || plural == "" || group == "" {
 		return "it must be <plural>.<group>"
@@ -157,86 +146,4 @@ func servedVersion(crd *apiextensionsv1.CustomResourceDefinition) (string, bool)
 		}
 	}
 	return fallback, fallback != ""
-}
-
-// OperandInput is what PlanOperands looks at for one CRD in scope.
-type OperandInput struct {
-	Scope CRDScope
-	// Targets are the uninstalled CSV's target namespaces.
-	Targets NamespaceSet
-	// DeletionTime is the CSV's deletionTimestamp.
-	DeletionTime metav1.Time
-	// Items are the CRD's instances, metadata only.
-	Items []metav1.PartialObjectMetadata
-}
-
-// OperandPlan says what happens to each instance of one CRD.
-type OperandPlan struct {
-	// Delete are live instances to delete, each with its UID as a precondition.
-	Delete []metav1.PartialObjectMetadata
-	// Terminating are instances already being deleted, waiting on finalizers.
-	Terminating []metav1.PartialObjectMetadata
-	// Kept counts the instances left in place, by reason.
-	Kept map[string]int
-	// KeptRefs names them, with their reasons.
-	KeptRefs []cleanupv1alpha1.ObjectRef
-}
-
-// PlanOperands decides, for each instance of a CRD in scope, whether it is
-// deleted. An instance is kept when it is outside the CSV's target
-// namespaces, in a namespace that another live CSV owning the same CRD
-// targets, or not created before the CSV's deletion (in the
-// second-granularity of Kubernetes timestamps: an instance created in the
-// same second as the deletion, or later).
-func PlanOperands(in OperandInput) OperandPlan {
-	plan := OperandPlan{Kept: map[string]int{}}
-	kept := func(item metav1.PartialObjectMetadata, reason string) {
-		plan.Kept[reason]++
-		plan.KeptRefs = append(plan.KeptRefs, cleanupv1alpha1.ObjectRef{Kind: in.Scope.Kind, Namespace: item.Namespace, Name: item.Name, Reason: reason})
-	}
-	if in.Scope.KeepReason != "" {
-		for _, item := range in.Items {
-			kept(item, in.Scope.KeepReason)
-		}
-		return plan
-	}
-	for _, item := range in.Items {
-		switch reason := keepReason(in, &item); {
-		case reason != "":
-			kept(item, reason)
-		case item.DeletionTimestamp != nil:
-			plan.Terminating = append(plan.Terminating, item)
-		default:
-			plan.Delete = append(plan.Delete, item)
-		}
-	}
-	return plan
-}
-
-func keepReason(in OperandInput, item *metav1.PartialObjectMetadata) string {
-	if in.Scope.Namespaced {
-		if !in.Targets.Has(item.Namespace) {
-			return cleanupv1alpha1.KeepOutsideTargets
-		}
-		for _, o := range in.Scope.Others {
-			if o.Targets.Has(item.Namespace) {
-				return cleanupv1alpha1.KeepSharedWithCSV
-			}
-		}
-	}
-	if CreatedAfter(item.CreationTimestamp, in.DeletionTime) {
-		return cleanupv1alpha1.KeepCreatedAfterDeletion
-	}
-	return ""
-}
-
-// CreatedAfter reports whether an object may have been created after a
-// deletion began. Both timestamps have whole seconds, so an object created
-// in the same second as the deletion may be either side of it: only one
-// created in an earlier second is proven older. (No stronger signal is
-// sound: the API server promises resourceVersions comparable only within
-// one resource, apimachinery pkg/util/resourceversion, and an operand's and
-// a CSV's are two.)
-func CreatedAfter(created, deletion metav1.Time) bool {
-	return !created.Truncate(time.Second).Before(deletion.Truncate(time.Second))
 }

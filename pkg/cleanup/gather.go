@@ -1,0 +1,268 @@
+package cleanup
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+)
+
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get
+
+// Gatherer is the one reader of the cluster behind every decision of
+// pkg/plan: the uninstall and `csv-cleaner plan` both read their inputs
+// through it, and it can only read.
+type Gatherer struct {
+	// Live reads from the API server, for every decision that deletes something.
+	Live client.Reader
+	// Cached reads what may lag a moment (policies, namespaces' labels); the
+	// controller's cache, or Live.
+	Cached client.Reader
+}
+
+// gather is the Reconciler's Gatherer.
+func (r *Reconciler) gather() Gatherer { return Gatherer{Live: r.APIReader, Cached: r.Client} }
+
+// Policy returns the policy that selects the CSV (plan.SelectPolicy), or nil.
+func (g Gatherer) Policy(ctx context.Context, csv metav1.Object) (*cleanupv1alpha1.CleanupPolicy, error) {
+	policies := &cleanupv1alpha1.CleanupPolicyList{}
+	if err := g.Cached.List(ctx, policies); err != nil {
+		return nil, fmt.Errorf("listing CleanupPolicies: %w", err)
+	}
+	if len(policies.Items) == 0 {
+		return nil, nil
+	}
+	ns := &corev1.Namespace{}
+	if err := g.Cached.Get(ctx, client.ObjectKey{Name: csv.GetNamespace()}, ns); err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("getting namespace %s: %w", csv.GetNamespace(), err)
+	}
+	sel, errs := plan.SelectPolicy(policies.Items, csv.GetLabels(), ns.Labels)
+	for _, err := range errs {
+		logr.FromContextOrDiscard(ctx).Error(err, "Ignoring a CleanupPolicy whose selector cannot be parsed")
+	}
+	return sel.Winner, nil
+}
+
+// Classify reads, live, what plan.Classify needs.
+func (g Gatherer) Classify(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (plan.ClassifyInput, error) {
+	in := plan.ClassifyInput{CSV: csv}
+	siblings := &operatorsv1alpha1.ClusterServiceVersionList{}
+	if err := g.Live.List(ctx, siblings, client.InNamespace(csv.Namespace)); err != nil {
+		return in, fmt.Errorf("listing CSVs in %s: %w", csv.Namespace, err)
+	}
+	in.Siblings = siblings.Items
+	subs := &operatorsv1alpha1.SubscriptionList{}
+	if err := g.Live.List(ctx, subs, client.InNamespace(csv.Namespace)); err != nil && !apierrors.IsNotFound(err) {
+		return in, fmt.Errorf("listing Subscriptions in %s: %w", csv.Namespace, err)
+	}
+	in.Subscriptions = subs.Items
+	terminating, err := g.namespaceTerminating(ctx, csv.Namespace)
+	if err != nil {
+		return in, err
+	}
+	in.NamespaceTerminating = terminating
+	return in, nil
+}
+
+func (g Gatherer) namespaceTerminating(ctx context.Context, name string) (bool, error) {
+	ns := &corev1.Namespace{}
+	if err := g.Live.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, fmt.Errorf("getting namespace %s: %w", name, err)
+	}
+	return !ns.DeletionTimestamp.IsZero() || ns.Status.Phase == corev1.NamespaceTerminating, nil
+}
+
+// Operands is what the operand decisions of an uninstall read, before any
+// instance is listed.
+type Operands struct {
+	// Scopes are the owned CRDs as plan.ScopeCRDs decides them.
+	Scopes []plan.CRDScope
+	// Targets are the CSV's target namespaces; nil when they cannot be known.
+	Targets plan.NamespaceSet
+	// Gate is the rest of plan.GateOperands' input: the problems found.
+	Gate plan.GateInput
+}
+
+// Operands reads, live, the CSV's OperatorGroups, owned CRDs, the other
+// CSVs that own them and its target namespaces, and scopes the owned CRDs.
+func (g Gatherer) Operands(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, v plan.Verdict, s plan.Settings) (Operands, error) {
+	out := Operands{Gate: plan.GateInput{Verdict: v, Settings: s}}
+	groups, err := g.operatorGroups(ctx, csv)
+	if err != nil {
+		return out, err
+	}
+	out.Gate.OperatorGroups = plan.DecideOperatorGroups(csvKey(csv), groups)
+	crds, err := g.ownedCRDs(ctx, csv)
+	if err != nil {
+		return out, err
+	}
+	others, err := g.otherOwners(ctx, csv)
+	if err != nil {
+		return out, err
+	}
+	out.Scopes, out.Gate.Scope = plan.ScopeCRDs(plan.ScopeInput{
+		CSV: csvKey(csv), Owned: csv.Spec.CustomResourceDefinitions.Owned, CRDs: crds,
+		CRDProvenance: s.CRDProvenance, OtherOwners: others,
+	})
+	out.Targets, out.Gate.Targets, err = g.targetNamespaces(ctx, csv)
+	return out, err
+}
+
+// targetNamespaces returns the namespaces the CSV operates on, as
+// plan.DecideTargets reads its OperatorGroup's status.namespaces and its
+// olm.targetNamespaces annotation; a Problem when they cannot be known.
+func (g Gatherer) targetNamespaces(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (plan.NamespaceSet, *plan.Problem, error) {
+	in := plan.TargetsInput{CSV: csvKey(csv), OperatorGroup: csv.Annotations[operatorsv1.OperatorGroupAnnotationKey]}
+	in.Annotation, in.HasAnnotation = csv.Annotations[operatorsv1.OperatorGroupTargetsAnnotationKey]
+	if in.OperatorGroup != "" {
+		og := &operatorsv1.OperatorGroup{}
+		err := g.Live.Get(ctx, client.ObjectKey{Namespace: csv.Namespace, Name: in.OperatorGroup}, og)
+		switch {
+		case err == nil:
+			in.Status = og.Status.Namespaces
+		case !apierrors.IsNotFound(err):
+			return nil, nil, fmt.Errorf("getting OperatorGroup %s/%s: %w", csv.Namespace, in.OperatorGroup, err)
+		}
+	}
+	targets, problem := plan.DecideTargets(in)
+	return targets, problem, nil
+}
+
+// operatorGroups reads, live, the OperatorGroups in the CSV's namespace,
+// each with what OLM writes into its status.namespaces from its spec.
+func (g Gatherer) operatorGroups(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) ([]plan.OperatorGroupView, error) {
+	list := &operatorsv1.OperatorGroupList{}
+	if err := g.Live.List(ctx, list, client.InNamespace(csv.Namespace)); err != nil {
+		return nil, fmt.Errorf("listing the OperatorGroups of namespace %s: %w", csv.Namespace, err)
+	}
+	views := make([]plan.OperatorGroupView, 0, len(list.Items))
+	for _, og := range list.Items {
+		v := plan.OperatorGroupView{Name: og.Name, Status: og.Status.Namespaces, Expected: og.Spec.TargetNamespaces}
+		if len(v.Expected) == 0 {
+			// As OLM reads it: no selector, or an empty one, is every namespace.
+			sel, err := metav1.LabelSelectorAsSelector(og.Spec.Selector)
+			if err != nil {
+				return nil, fmt.Errorf("reading the selector of OperatorGroup %s/%s: %w", og.Namespace, og.Name, err)
+			}
+			if og.Spec.Selector == nil || sel.Empty() {
+				v.Expected = []string{""}
+			} else {
+				namespaces := &corev1.NamespaceList{}
+				if err := g.Live.List(ctx, namespaces, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+					return nil, fmt.Errorf("listing the namespaces OperatorGroup %s/%s selects: %w", og.Namespace, og.Name, err)
+				}
+				v.Expected = []string{}
+				for _, ns := range namespaces.Items {
+					v.Expected = append(v.Expected, ns.Name)
+				}
+			}
+		}
+		views = append(views, v)
+	}
+	return views, nil
+}
+
+// ownedCRDs reads, live, the CSV's owned CRDs that exist (a malformed name
+// is plan.ScopeCRDs' to report).
+func (g Gatherer) ownedCRDs(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (map[string]*apiextensionsv1.CustomResourceDefinition, error) {
+	out := map[string]*apiextensionsv1.CustomResourceDefinition{}
+	for _, owned := range csv.Spec.CustomResourceDefinitions.Owned {
+		if _, done := out[owned.Name]; done || plan.ValidOwnedName(owned.Name) != "" {
+			continue
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		err := g.Live.Get(ctx, client.ObjectKey{Name: owned.Name}, crd)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("getting CRD %s: %w", owned.Name, err)
+		default:
+			out[owned.Name] = crd
+		}
+	}
+	return out, nil
+}
+
+// otherOwners finds, among the other live, non-copied CSVs, those that own
+// any of the CSV's owned CRDs, with their target namespaces (all namespaces
+// when they cannot be known: the safe side). They are read live, a page at a
+// time, because the cache holds only CSVs' metadata and because an install
+// created a moment ago must count.
+func (g Gatherer) otherOwners(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (map[string][]plan.OtherOwner, error) {
+	wanted := map[string]bool{}
+	for _, o := range csv.Spec.CustomResourceDefinitions.Owned {
+		wanted[o.Name] = true
+	}
+	out := map[string][]plan.OtherOwner{}
+	newList := func() *operatorsv1alpha1.ClusterServiceVersionList {
+		return &operatorsv1alpha1.ClusterServiceVersionList{}
+	}
+	err := listPages(ctx, g.Live, newList, otherOwnersPage, func(page *operatorsv1alpha1.ClusterServiceVersionList) error {
+		for i := range page.Items {
+			other := &page.Items[i]
+			if other.UID == csv.UID || !other.DeletionTimestamp.IsZero() || other.IsCopied() {
+				continue
+			}
+			targets, err := plan.ParseTargets(other.Annotations[operatorsv1.OperatorGroupTargetsAnnotationKey])
+			if _, ok := other.Annotations[operatorsv1.OperatorGroupTargetsAnnotationKey]; !ok || err != nil {
+				targets = plan.AllNamespaces() // unknown: the other CSV keeps every namespace, the safe side
+			}
+			for _, o := range other.Spec.CustomResourceDefinitions.Owned {
+				if wanted[o.Name] {
+					out[o.Name] = append(out[o.Name], plan.OtherOwner{CSV: csvKey(other), Targets: targets})
+				}
+			}
+		}
+		return nil
+	}, notCopied())
+	if err != nil {
+		return nil, fmt.Errorf("listing CSVs: %w", err)
+	}
+	return out, nil
+}
+
+// otherOwnersPage is how many whole CSVs otherOwners reads at a time: a real
+// CSV, with its icon and install strategy, can be a few hundred kilobytes.
+const otherOwnersPage = 50
+
+// listPageSize bounds each page when listing operands, so that operands are
+// never held in memory as one huge response.
+const listPageSize = 500
+
+// ForEachPage lists every instance of a CRD in scope, metadata only, live,
+// and hands each page to fn before it reads the next.
+func (g Gatherer) ForEachPage(ctx context.Context, s *plan.CRDScope, fn func([]metav1.PartialObjectMetadata) error) error {
+	newList := func() *metav1.PartialObjectMetadataList {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind + "List"))
+		return list
+	}
+	err := listPages(ctx, g.Live, newList, listPageSize, func(list *metav1.PartialObjectMetadataList) error { return fn(list.Items) })
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", s.GVR.GroupResource(), err)
+	}
+	return nil
+}
+
+// InstancesLeft reports whether any instance of a CRD in scope is left.
+func (g Gatherer) InstancesLeft(ctx context.Context, s *plan.CRDScope) (bool, error) {
+	left := &metav1.PartialObjectMetadataList{}
+	left.SetGroupVersionKind(s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind + "List"))
+	if err := g.Live.List(ctx, left, client.Limit(1)); err != nil {
+		return false, fmt.Errorf("listing what is left of %s: %w", s.Name, err)
+	}
+	return len(left.Items) > 0, nil
+}

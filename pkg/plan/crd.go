@@ -1,0 +1,43 @@
+package plan
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+)
+
+// CRDFate decides what happens to an owned CRD that exists: it is deleted
+// only with crds: Delete, when it carries OLM's provenance for this CSV, no
+// other live CSV owns it, and no instance of it is left (instancesLeft:
+// deleting a CRD deletes every instance, whoever made it).
+func CRDFate(s Settings, scope CRDScope, instancesLeft bool) Item {
+	it := Item{Action: ActionKeep, Kind: CRDKind, Name: scope.Name}
+	switch {
+	case s.CRDs != cleanupv1alpha1.Delete:
+		it.Reason = cleanupv1alpha1.KeepPolicyOrphan
+	case !scope.Proven:
+		it.Reason = cleanupv1alpha1.KeepUnproven
+	case len(scope.Others) > 0:
+		it.Reason = cleanupv1alpha1.KeepSharedCRD
+	case instancesLeft:
+		it.Reason = cleanupv1alpha1.KeepHasInstances
+	default:
+		it.Action, it.Reason = ActionDelete, DeleteInstalledAlongside
+	}
+	return it
+}
+
+// CRDKind is how records and plans name the CustomResourceDefinition kind.
+var CRDKind = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition").Kind + "." + apiextensionsv1.GroupName
+
+// MayDisableConversion says whether the conversion webhook of a CRD whose
+// instances cannot be listed may be turned off: the policy allows it, the
+// CRD carries OLM's provenance for this CSV, no other live CSV owns it, and
+// it converts through a webhook. The uninstall itself says that no CSV
+// replaces this one (Classify), and the caller that the operator, who would
+// serve the webhook, is unavailable.
+func MayDisableConversion(scope CRDScope, s Settings) bool {
+	conv := scope.CRD.Spec.Conversion
+	return s.ConversionWebhooks != cleanupv1alpha1.ConversionKeep && scope.Proven && len(scope.Others) == 0 &&
+		conv != nil && conv.Strategy == apiextensionsv1.WebhookConverter
+}

@@ -1,0 +1,25 @@
+// Package plan holds every decision of csv-cleaner as pure functions of
+// what was read from the cluster: it imports the API types and
+// apimachinery, never a client (pure_test.go keeps it so). The uninstall
+// (pkg/cleanup's steps) carries its decisions out and `csv-cleaner plan`
+// prints them; neither combines the decisions on its own.
+//
+// Where a reader finds each decision:
+//   - policy.go: which policy selects a CSV (SelectPolicy), its settings
+//     with defaults (SettingsOf), and what csv-cleaner manages (Managed);
+//   - classify.go: what a CSV's deletion is (Classify: copy, upgrade,
+//     reinstall, opt-out, uninstall);
+//   - targets.go: the target namespaces (DecideTargets, ParseTargets) and
+//     OperatorGroups OLM itself cannot read (DecideOperatorGroups);
+//   - scope.go: each owned CRD's scope (ScopeCRDs);
+//   - gate.go: the operand step's precedence (GateOperands: doubtful
+//     OperatorGroups, then operands kept whole, then bad input);
+//   - operands.go: each operand's fate (DecideOperand, PlanOperands);
+//   - timeout.go: what operandTimeout and onTimeout do (TimeoutOf);
+//   - cluster.go and crd.go: the fate of the CSV's cluster RBAC and
+//     webhooks (ClusterObjectFate) and of its owned CRDs (CRDFate,
+//     MayDisableConversion);
+//   - finalizers.go: the edits of a CSV's finalizer list (Finalizers);
+//   - problem.go: Problem, bad input that blocks an uninstall;
+//   - item.go: Item, one object with its action and reason.
+package plan
