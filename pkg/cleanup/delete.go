@@ -80,9 +80,13 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 	}
 
 	u := &uninstall{csv: csv, settings: plan.SettingsOf(policy), verdict: verdict, rec: rec, now: now}
-	if rec.start(policy.Name, metav1.NewTime(now)) {
-		log.Info("Starting the uninstall", "policy", policy.Name, "reason", verdict.Message)
-		r.event(csv, corev1.EventTypeNormal, "CleanupStarted", "Uninstall", "Uninstall started under CleanupPolicy %s: %s", policy.Name, verdict.Message)
+	// The phase is written before anything is deleted (unless the
+	// acknowledger has written it already): an uninstall shows Deleting,
+	// and what it is about to do, from its start.
+	if r.startRecord(ctx, csv, rec, u.settings, policy.Name, verdict, now) {
+		if err := r.save(ctx, rec); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	steps := []step{
 		{"operands", r.operandStep},

@@ -12,6 +12,9 @@
 // releases only its own CSV and RBAC (self.go); its uninstall, or its
 // namespace going, removes every finalizer it placed (Releaser,
 // release.go), in its reconcile and on SIGTERM (ReleaseOnExit, exit.go).
+// A controller of its own acknowledges a managed CSV's deletion at once
+// (acknowledge.go): the record at phase Deleting and the CleanupStarted
+// Event, never queued behind other uninstalls' deletes.
 // PlanUninstall is the read-only dry run of an uninstall behind
 // `csv-cleaner plan` (dryrun.go). Metrics are in metrics.go. Before it
 // deletes any operand it asks the API server whether it may (access.go):

@@ -74,6 +74,39 @@ func (g Gatherer) Classify(ctx context.Context, csv *operatorsv1alpha1.ClusterSe
 	return in, nil
 }
 
+// classifyListed is Classify for a CSV known by its key, with its
+// namespace read from the cache: the live list of the namespace's CSVs
+// gives the CSV itself (in.CSV, nil when it is gone) and its siblings. For
+// the acknowledgement of a deletion, which deletes nothing.
+func (g Gatherer) classifyListed(ctx context.Context, key client.Object) (plan.ClassifyInput, error) {
+	var in plan.ClassifyInput
+	siblings := &operatorsv1alpha1.ClusterServiceVersionList{}
+	if err := g.Live.List(ctx, siblings, client.InNamespace(key.GetNamespace())); err != nil {
+		return in, fmt.Errorf("listing CSVs in %s: %w", key.GetNamespace(), err)
+	}
+	for i := range siblings.Items {
+		if siblings.Items[i].Name == key.GetName() {
+			in.CSV = &siblings.Items[i]
+		}
+	}
+	if in.CSV == nil {
+		return in, nil
+	}
+	in.Siblings = siblings.Items
+	subs := &operatorsv1alpha1.SubscriptionList{}
+	if err := g.Live.List(ctx, subs, client.InNamespace(key.GetNamespace())); err != nil && !apierrors.IsNotFound(err) {
+		return in, fmt.Errorf("listing Subscriptions in %s: %w", key.GetNamespace(), err)
+	}
+	in.Subscriptions = subs.Items
+	ns := &corev1.Namespace{}
+	err := g.Cached.Get(ctx, client.ObjectKey{Name: key.GetNamespace()}, ns)
+	in.NamespaceTerminating = apierrors.IsNotFound(err) || !ns.DeletionTimestamp.IsZero() || ns.Status.Phase == corev1.NamespaceTerminating
+	if client.IgnoreNotFound(err) != nil {
+		return in, fmt.Errorf("getting namespace %s: %w", key.GetNamespace(), err)
+	}
+	return in, nil
+}
+
 func (g Gatherer) namespaceTerminating(ctx context.Context, name string) (bool, error) {
 	ns := &corev1.Namespace{}
 	if err := g.Live.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {

@@ -28,8 +28,13 @@ func (r *Reconciler) holdRBAC(ctx context.Context, csv metav1.Object) error {
 // holder edits the hold, finding the objects with lister: the cache, or
 // the API server where a step of an uninstall must see the truth.
 // The cache (r.Client) finds one CSV's objects by rbac.OwnerIndex (Setup).
+// and what csv-cleaner patched since the cache's copy is read live.
 func (r *Reconciler) holder(lister client.Reader) rbac.Holder {
-	return rbac.Holder{Lister: lister, Live: r.APIReader, Writer: r.Client, Finalizer: r.holdName(), Indexed: lister == client.Reader(r.Client)}
+	h := rbac.Holder{Lister: lister, Live: r.APIReader, Writer: r.Client, Finalizer: r.holdName()}
+	if lister == client.Reader(r.Client) {
+		h.Indexed, h.Written = true, r.written
+	}
+	return h
 }
 
 // releaseRBAC takes the hold off the CSV's ClusterRoles and bindings, found in the cache.

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
@@ -99,6 +100,7 @@ func Setup(mgr ctrl.Manager, o SetupOptions) error {
 		RBACHoldOff:   o.DisableRBACHold,
 		Self:          o.Self,
 		Namespace:     o.Namespace,
+		written:       &finalizer.Written{},
 	}
 	for _, gvk := range rbac.HeldKinds {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), heldMetadata(gvk), rbac.OwnerIndex, rbac.OwnerIndexValue); err != nil {
@@ -107,6 +109,9 @@ func Setup(mgr ctrl.Manager, o SetupOptions) error {
 	}
 	if err := r.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: max(1, o.MaxConcurrentReconciles)}); err != nil {
 		return fmt.Errorf("setting up the CSV controller: %w", err)
+	}
+	if err := (acknowledger{r: r}).setup(mgr); err != nil {
+		return fmt.Errorf("setting up the uninstall acknowledgement: %w", err)
 	}
 	if err := (&PolicyStatusReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the CleanupPolicy status controller: %w", err)

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -54,6 +55,9 @@ type Reconciler struct {
 	selfMu   sync.Mutex
 	selfSeen SelfFate
 	selfWhy  string
+
+	// written remembers what this process patched from the cache's copies.
+	written *finalizer.Written
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=clusterserviceversions,verbs=get;list;watch;patch
@@ -101,10 +105,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !plan.Managed(policy, csv) {
 		return ctrl.Result{}, r.release(ctx, csv)
 	}
-	if err := r.patchFinalizers(ctx, csv, r.Finalizers.Ensure); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{}, r.holdRBAC(ctx, csv)
+	return ctrl.Result{}, r.ensureManaged(ctx, csv)
+}
+
+// ensureManaged puts the finalizer on a managed CSV that is not being
+// deleted and holds its cluster RBAC, the patches at once: they are
+// independent, and a first start on many CSVs waits on their round trips.
+// Both work from the cache's copies; what csv-cleaner patched a moment ago
+// is read live instead (finalizer.Written), never patched from a stale copy.
+func (r *Reconciler) ensureManaged(ctx context.Context, csv client.Object) error {
+	var g errgroup.Group
+	g.Go(func() error { return r.patchFinalizersFrom(ctx, csv, r.Finalizers.Ensure, r.written) })
+	g.Go(func() error { return r.holdRBAC(ctx, csv) })
+	return g.Wait()
 }
 
 // release lets go of a CSV csv-cleaner does not manage: the RBAC hold, then the finalizer.
@@ -122,10 +135,16 @@ func (r *Reconciler) release(ctx context.Context, csv client.Object) error {
 // list is already right, and no finalizer is added to a CSV being deleted.
 // csv is a whole CSV or its metadata.
 func (r *Reconciler) patchFinalizers(ctx context.Context, csv client.Object, edit func([]string) ([]string, bool)) error {
+	return r.patchFinalizersFrom(ctx, csv, edit, nil)
+}
+
+// patchFinalizersFrom is patchFinalizers from a cached copy, read live
+// instead when written says this process patched the CSV since.
+func (r *Reconciler) patchFinalizersFrom(ctx context.Context, csv client.Object, edit func([]string) ([]string, bool), written *finalizer.Written) error {
 	obj := csvMetadata()
 	obj.Namespace, obj.Name, obj.UID = csv.GetNamespace(), csv.GetName(), csv.GetUID()
 	obj.ResourceVersion, obj.Finalizers, obj.DeletionTimestamp = csv.GetResourceVersion(), csv.GetFinalizers(), csv.GetDeletionTimestamp()
-	_, err := finalizer.Patch(ctx, r.APIReader, r.Client, obj, func(cur *metav1.PartialObjectMetadata) []string {
+	_, err := finalizer.PatchCached(ctx, r.APIReader, r.Client, written, obj, func(cur *metav1.PartialObjectMetadata) []string {
 		list, changed := edit(cur.Finalizers)
 		if !changed || (!cur.DeletionTimestamp.IsZero() && !subset(list, cur.Finalizers)) {
 			return nil // right already, or a finalizer cannot be added once deletion has started

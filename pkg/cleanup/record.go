@@ -43,11 +43,20 @@ type record struct {
 // and starts its status afresh when it belongs to an earlier CSV of the same
 // name (another UID).
 func (r *Reconciler) openRecord(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (*record, error) {
+	return r.openRecordFrom(ctx, csv, false)
+}
+
+// openRecordFrom is openRecord; createFirst tries the create before the
+// read, for a deletion just seen, whose record most likely does not exist.
+func (r *Reconciler) openRecordFrom(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, createFirst bool) (*record, error) {
 	log := logr.FromContextOrDiscard(ctx)
 	// Read live: the status carries counts across reconciles, and a stale
 	// cached copy would lose them.
 	obj := &cleanupv1alpha1.CSVCleanup{}
-	err := r.APIReader.Get(ctx, csvKey(csv), obj)
+	var err error = apierrors.NewNotFound(cleanupv1alpha1.GroupVersion.WithResource("csvcleanups").GroupResource(), csv.Name)
+	if !createFirst {
+		err = r.APIReader.Get(ctx, csvKey(csv), obj)
+	}
 	if apierrors.IsNotFound(err) {
 		obj = &cleanupv1alpha1.CSVCleanup{
 			ObjectMeta: metav1.ObjectMeta{Name: csv.Name, Namespace: csv.Namespace},

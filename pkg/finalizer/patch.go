@@ -20,12 +20,22 @@ import (
 // lacks the object's permissions. An object that is gone is no error.
 // changed reports whether a patch was written.
 func Patch(ctx context.Context, reader client.Reader, writer client.Writer, obj *metav1.PartialObjectMetadata, change func(*metav1.PartialObjectMetadata) []string) (changed bool, err error) {
+	return PatchCached(ctx, reader, writer, nil, obj, change)
+}
+
+// PatchCached is Patch for a copy of obj read from a cache: when written
+// says that this process patched the object since the cache's copy (the
+// cache has not seen its own write yet), the object is read live first, so
+// that a stale copy costs a read, never a 409 Conflict. Every patch it
+// writes is noted in written. A nil written is Patch.
+func PatchCached(ctx context.Context, reader client.Reader, writer client.Writer, written *Written, obj *metav1.PartialObjectMetadata, change func(*metav1.PartialObjectMetadata) []string) (changed bool, err error) {
 	gvk := obj.GroupVersionKind()
 	attempts := 0
+	stale := written.Behind(obj)
 	retriable := func(err error) bool { return apierrors.IsConflict(err) || attempts == 1 && apierrors.IsForbidden(err) }
 	err = retry.OnError(retry.DefaultRetry, retriable, func() error {
 		attempts++
-		if attempts > 1 {
+		if attempts > 1 || stale {
 			if err := reader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 				return err
 			}
@@ -40,6 +50,7 @@ func Patch(ctx context.Context, reader client.Reader, writer client.Writer, obj 
 		if err := writer.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 			return err
 		}
+		written.Note(obj)
 		changed = true
 		return nil
 	})

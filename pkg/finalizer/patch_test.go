@@ -3,6 +3,8 @@ package finalizer
 import (
 	"slices"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestWithout(t *testing.T) {
@@ -35,5 +37,30 @@ func TestHas(t *testing.T) {
 		if got := Has(tc.in, ours); got != tc.want {
 			t.Errorf("Has(%v) = %v, want %v", tc.in, got, tc.want)
 		}
+	}
+}
+
+func TestWritten(t *testing.T) {
+	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: "5"}}
+	var none *Written
+	none.Note(obj)
+	if none.Behind(obj) {
+		t.Error("a nil Written remembers nothing")
+	}
+	w := &Written{}
+	if w.Behind(obj) {
+		t.Error("an object never written is not behind")
+	}
+	w.Note(obj)
+	stale := obj.DeepCopy()
+	stale.ResourceVersion = "4"
+	if !w.Behind(stale) {
+		t.Error("a copy from before the patch is behind")
+	}
+	if w.Behind(obj) {
+		t.Error("the copy the patch made is not behind")
+	}
+	if w.Behind(stale) {
+		t.Error("once the cache has shown the patch, it is forgotten")
 	}
 }

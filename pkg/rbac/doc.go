@@ -5,7 +5,8 @@
 // with another owner kind or not at all) and deletes them. It also holds a
 // CSV's ClusterRoles and bindings with a finalizer (Holder), so that they
 // stay in force after OLM deletes them, until the operator's operands are
-// gone. For csv-cleaner's own CSV it keeps a second binding to each of its
+// gone; in a cache, one CSV's objects are found by OwnerIndex, not by a
+// scan of every cached object. For csv-cleaner's own CSV it keeps a second binding to each of its
 // ClusterRoles (EnsureSelfBindings) and releases its own RBAC in the order
 // that keeps its rights to the end (ReleaseSelf). Its rights on operands
 // come from OLM's per-CRD admin roles, aggregated into OperandRole, which

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -56,6 +58,9 @@ type Holder struct {
 	// one CSV's objects are then found by the index, not by a scan of every
 	// cached object with a label selector.
 	Indexed bool
+	// Written, with a cache as Lister, is what this process patched: a
+	// cached copy older than its own patch is read live, not patched.
+	Written *finalizerpkg.Written
 }
 
 // OwnerIndex is the cache index of the held kinds by the CSV their three
@@ -120,15 +125,20 @@ func ownedByAny(objLabels map[string]string, csvs []types.NamespacedName) bool {
 // conflict with a fresh live read, so a stale list costs a retry, never a
 // lost change.
 func (h Holder) edit(ctx context.Context, sel heldSet, change func(*metav1.PartialObjectMetadata) []string) (int, error) {
-	changed := 0
+	// The kinds at once: their patches are independent.
+	var (
+		g       errgroup.Group
+		changed atomic.Int64
+	)
 	for _, gvk := range HeldKinds {
-		n, err := h.editKind(ctx, gvk, sel, change)
-		changed += n
-		if err != nil {
-			return changed, err
-		}
+		g.Go(func() error {
+			n, err := h.editKind(ctx, gvk, sel, change)
+			changed.Add(int64(n))
+			return err
+		})
 	}
-	return changed, nil
+	err := g.Wait()
+	return int(changed.Load()), err
 }
 
 // editKind is edit for one kind.
@@ -140,7 +150,7 @@ func (h Holder) editKind(ctx context.Context, gvk schema.GroupVersionKind, sel h
 	changed := 0
 	for i := range items {
 		obj := &items[i]
-		done, err := finalizerpkg.Patch(ctx, h.Live, h.Writer, obj, change)
+		done, err := finalizerpkg.PatchCached(ctx, h.Live, h.Writer, h.Written, obj, change)
 		if apierrors.IsForbidden(err) {
 			return changed, &ForbiddenError{Op: "changing the finalizers of", GVK: gvk, Name: obj.Name, Err: err}
 		}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -39,8 +40,21 @@ func TestBench(t *testing.T) {
 		if err != nil {
 			t.Fatalf("throughput, %d operands: %v", n, err)
 		}
-		t.Logf("%d operands: uninstall %s, floor %s, ratio %.2f, peak in flight %.0f, peak RSS %.1f MiB", n, tp.Uninstall, tp.Floor, tp.Ratio(), tp.PeakInflight, tp.PeakRSSMiB)
+		t.Logf("%d operands: uninstall %s, per-object floor %s, ratio %.2f, DeleteCollection %s, peak in flight %.0f, peak RSS %.1f MiB", n, tp.Uninstall, tp.Floor, tp.Ratio(), tp.Collection, tp.PeakInflight, tp.PeakRSSMiB)
 		report.Throughput = append(report.Throughput, tp)
+	}
+
+	if only("burst") {
+		if report.Burst, err = e.MeasureBurst(ctx, scale.BurstCSVs, scale.BurstOperands); err != nil {
+			t.Fatalf("burst: %v", err)
+		}
+		b := report.Burst
+		t.Logf("burst of %d uninstalls: record Deleting p50 %s p99 %s max %s (%d never seen Deleting); complete p50 %s p99 %s max %s; total %s, per-object floor %s, ratio %.2f",
+			b.CSVs, quantile(b.RecordVisible, 0.5), quantile(b.RecordVisible, 0.99), quantile(b.RecordVisible, 1), b.NeverDeleting,
+			quantile(b.Complete, 0.5), quantile(b.Complete, 0.99), quantile(b.Complete, 1), b.Total, b.Floor, b.Ratio())
+		if b.NeverDeleting > 0 {
+			t.Errorf("%d of %d records were never seen at phase Deleting", b.NeverDeleting, b.CSVs)
+		}
 	}
 
 	if only("resume") {
@@ -84,6 +98,21 @@ func TestBench(t *testing.T) {
 		}
 	}
 
+	have := 0
+	for _, n := range scale.Startup {
+		if !only("startup") {
+			break
+		}
+		st, err := e.MeasureStartup(ctx, have, n, startupArgs()...)
+		if err != nil {
+			t.Fatalf("startup, %d CSVs: %v", n, err)
+		}
+		have = n
+		t.Logf("first start on %d CSVs: %s (%s a CSV), %.0f requests, %.0f conflicts, peak in flight %.0f, peak RSS %.1f MiB, probe p99 %s idle, %s during; CPU s: kube-apiserver %.1f, etcd %.1f, csv-cleaner %.1f",
+			n, st.Took, st.PerCSV(), st.Requests, st.Conflicts, st.PeakInflight, st.PeakRSSMiB, st.ProbeIdleP99, st.ProbeP99, st.CPU.APIServer, st.CPU.Etcd, st.CPU.Cleaner)
+		report.Startup = append(report.Startup, st)
+	}
+
 	table := report.Table()
 	t.Log("\n" + table)
 	if dir := os.Getenv("BENCH_REPORT_DIR"); dir != "" && os.Getenv("BENCH_ONLY") == "" {
@@ -92,3 +121,7 @@ func TestBench(t *testing.T) {
 		}
 	}
 }
+
+// startupArgs are csv-cleaner's extra arguments in the startup benchmark
+// (BENCH_STARTUP_ARGS, space-separated), to measure another rate bound.
+func startupArgs() []string { return strings.Fields(os.Getenv("BENCH_STARTUP_ARGS")) }

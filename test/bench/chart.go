@@ -12,7 +12,7 @@ func (r Report) SVG() string {
 	maxX, maxY := 1.0, 1.0
 	for _, t := range r.Throughput {
 		maxX = max(maxX, float64(t.Operands))
-		maxY = max(maxY, t.Uninstall.Seconds(), t.Floor.Seconds())
+		maxY = max(maxY, t.Uninstall.Seconds(), t.Floor.Seconds(), t.Collection.Seconds())
 	}
 	maxY *= 1.1
 	x := func(v float64) float64 { return left + v/maxX*(w-left-right) }
@@ -37,7 +37,8 @@ func (r Report) SVG() string {
 		v           func(Throughput) float64
 	}{
 		{"csv-cleaner (CSV deleted → CSV gone)", "#1f6feb", func(t Throughput) float64 { return t.Uninstall.Seconds() }},
-		{"floor (DeleteCollection, until all gone)", "#999999", func(t Throughput) float64 { return t.Floor.Seconds() }},
+		{"per-object floor (UID-guarded deletes, until all gone)", "#999999", func(t Throughput) float64 { return t.Floor.Seconds() }},
+		{"DeleteCollection (for information)", "#cccccc", func(t Throughput) float64 { return t.Collection.Seconds() }},
 	}
 	for i, s := range series {
 		var pts []string

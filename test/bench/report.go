@@ -23,6 +23,8 @@ type Report struct {
 	Memory      []Memory
 	Idle        Idle
 	SelfRelease SelfRelease
+	Burst       Burst
+	Startup     []Startup
 }
 
 func defaultQPS() [2]float64 { return [2]float64{cleanup.DefaultQPS, cleanup.DefaultBurst} }
@@ -46,6 +48,8 @@ func (r Report) Figures() [][2]any {
 			[2]any{"uninstall_ratio_to_floor_" + size(t.Operands), round(t.Ratio(), 2)},
 			[2]any{"uninstall_seconds_" + size(t.Operands), round(t.Uninstall.Seconds(), 2)},
 			[2]any{"floor_seconds_" + size(t.Operands), round(t.Floor.Seconds(), 2)},
+			[2]any{"collection_ratio_" + size(t.Operands), round(t.CollectionRatio(), 2)},
+			[2]any{"collection_seconds_" + size(t.Operands), round(t.Collection.Seconds(), 2)},
 			[2]any{"peak_inflight_requests_" + size(t.Operands), t.PeakInflight},
 			[2]any{"uninstall_rss_mib_" + size(t.Operands), round(t.PeakRSSMiB, 1)},
 			[2]any{cpuKey + "apiserver_floor_" + size(t.Operands), round(t.perOperand(t.FloorCPU.APIServer), 3)},
@@ -54,6 +58,41 @@ func (r Report) Figures() [][2]any {
 			[2]any{cpuKey + "etcd_uninstall_" + size(t.Operands), round(t.perOperand(t.UninstallCPU.Etcd), 3)},
 			[2]any{cpuKey + "cleaner_uninstall_" + size(t.Operands), round(t.perOperand(t.UninstallCPU.Cleaner), 3)},
 		)
+	}
+	if b := r.Burst; b.CSVs > 0 {
+		out = append(out,
+			[2]any{"burst_record_visible_p50_seconds", round(quantile(b.RecordVisible, 0.5).Seconds(), 2)},
+			[2]any{"burst_record_visible_p99_seconds", round(quantile(b.RecordVisible, 0.99).Seconds(), 2)},
+			[2]any{"burst_record_visible_max_seconds", round(quantile(b.RecordVisible, 1).Seconds(), 2)},
+			[2]any{"burst_records_never_deleting", b.NeverDeleting},
+			[2]any{"burst_complete_p50_seconds", round(quantile(b.Complete, 0.5).Seconds(), 2)},
+			[2]any{"burst_complete_p99_seconds", round(quantile(b.Complete, 0.99).Seconds(), 2)},
+			[2]any{"burst_complete_max_seconds", round(quantile(b.Complete, 1).Seconds(), 2)},
+			[2]any{"burst_seconds", round(b.Total.Seconds(), 2)},
+			[2]any{"burst_floor_seconds", round(b.Floor.Seconds(), 2)},
+			[2]any{"burst_ratio_to_floor", round(b.Ratio(), 2)},
+		)
+	}
+	for _, st := range r.Startup {
+		n := fmt.Sprint(st.CSVs)
+		out = append(out,
+			[2]any{"startup_seconds_" + n, round(st.Took.Seconds(), 1)},
+			[2]any{"startup_ms_per_csv_" + n, round(float64(st.PerCSV().Microseconds())/1000, 2)},
+			[2]any{"startup_requests_" + n, st.Requests},
+			[2]any{"startup_requests_per_second_" + n, round(st.Requests/st.Took.Seconds(), 0)},
+			[2]any{"startup_conflicts_" + n, st.Conflicts},
+			[2]any{"startup_peak_inflight_" + n, st.PeakInflight},
+			[2]any{"startup_rss_mib_" + n, round(st.PeakRSSMiB, 1)},
+			[2]any{"startup_probe_p99_ms_idle_" + n, round(float64(st.ProbeIdleP99.Microseconds())/1000, 1)},
+			[2]any{"startup_probe_p99_ms_" + n, round(float64(st.ProbeP99.Microseconds())/1000, 1)},
+			[2]any{"startup_cpu_seconds_apiserver_" + n, round(st.CPU.APIServer, 1)},
+			[2]any{"startup_cpu_seconds_etcd_" + n, round(st.CPU.Etcd, 1)},
+			[2]any{"startup_cpu_seconds_cleaner_" + n, round(st.CPU.Cleaner, 1)},
+		)
+	}
+	if len(r.Startup) >= 2 {
+		a, b := r.Startup[0], r.Startup[len(r.Startup)-1]
+		out = append(out, [2]any{"startup_cost_per_csv_ratio", round(b.PerCSV().Seconds()/a.PerCSV().Seconds(), 2)})
 	}
 	out = append(out,
 		[2]any{"resume_first_delete_seconds", round(r.Resume.FirstDelete.Seconds(), 2)},
@@ -94,7 +133,21 @@ func round(v float64, digits int) float64 {
 func goal(key string) string {
 	switch {
 	case strings.HasPrefix(key, "uninstall_ratio_to_floor_"):
-		return "≤ 1.25"
+		return "≤ 1.05"
+	case strings.HasPrefix(key, "burst_record_visible_p99"):
+		return "≤ 1"
+	case key == "burst_records_never_deleting", strings.HasPrefix(key, "startup_conflicts_"):
+		return "0"
+	case key == "burst_ratio_to_floor":
+		return "≤ 1.2"
+	case key == "startup_seconds_10000":
+		return "≤ 60"
+	case key == "startup_cost_per_csv_ratio":
+		return "≈ 1 (flat)"
+	case strings.HasPrefix(key, "startup_rss_mib_"):
+		return "≤ 64"
+	case strings.HasPrefix(key, "startup_probe_p99_ms_") && !strings.Contains(key, "idle"):
+		return "≤ 3 × idle"
 	case strings.HasPrefix(key, "rss_mib_"):
 		return "≤ 64, flat ±10 %"
 	case strings.HasPrefix(key, "idle_writes_"):

@@ -24,18 +24,25 @@ type Scale struct {
 	IdleWindow  time.Duration
 	// SelfRelease is how many managed CSVs csv-cleaner releases on its own uninstall.
 	SelfRelease int
+	// BurstCSVs are deleted at once, each owning one CRD with BurstOperands operands.
+	BurstCSVs, BurstOperands int
+	// Startup are the numbers of managed CSVs of the first-start benchmark.
+	Startup []int
 }
 
 // Full is `make bench`: the sizes the figures are quoted for.
 var Full = Scale{Name: "full", Operands: []int{1000, 10000, 30000}, ResumeOperands: 1000,
-	Fleets: []int{500, 2000, 10000}, Unrelated: 100000, IdleManaged: 2000, IdleWindow: 5 * time.Minute, SelfRelease: 1000}
+	Fleets: []int{500, 2000, 10000}, Unrelated: 100000, IdleManaged: 2000, IdleWindow: 5 * time.Minute, SelfRelease: 1000,
+	BurstCSVs: 100, BurstOperands: 200, Startup: []int{1000, 10000}}
 
 // Small runs in `make test`, so that the harness cannot rot.
 var Small = Scale{Name: "small", Operands: []int{1000}, ResumeOperands: 1000,
-	Fleets: []int{500}, Unrelated: 5000, IdleManaged: 100, IdleWindow: 20 * time.Second, SelfRelease: 100}
+	Fleets: []int{500}, Unrelated: 5000, IdleManaged: 100, IdleWindow: 20 * time.Second, SelfRelease: 100,
+	BurstCSVs: 10, BurstOperands: 20, Startup: []int{100}}
 
 // ScaleFromEnv is Full when BENCH_SCALE=full, else Small. BENCH_OPERANDS
-// (comma-separated) overrides the throughput sizes, to explore one.
+// and BENCH_STARTUP (comma-separated) override the throughput and the
+// first-start sizes, to explore one.
 func ScaleFromEnv() (Scale, error) {
 	s := Small
 	if os.Getenv("BENCH_SCALE") == "full" {
@@ -49,6 +56,16 @@ func ScaleFromEnv() (Scale, error) {
 				return s, fmt.Errorf("BENCH_OPERANDS=%q: %w", v, err)
 			}
 			s.Operands = append(s.Operands, n)
+		}
+	}
+	if v := os.Getenv("BENCH_STARTUP"); v != "" {
+		s.Startup = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return s, fmt.Errorf("BENCH_STARTUP=%q: %w", v, err)
+			}
+			s.Startup = append(s.Startup, n)
 		}
 	}
 	return s, nil

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,9 +10,11 @@ import (
 	"time"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,8 +32,12 @@ type Throughput struct {
 	Operands int
 	// Uninstall: from the CSV's deletion to the CSV being gone.
 	Uninstall time.Duration
-	// Floor: DeleteCollection per namespace per CRD on the identical second set, until all are gone.
+	// Floor: the per-object floor, a bare client's UID-guarded delete of
+	// each object of an identical second set, until all are gone (perObjectFloor).
 	Floor time.Duration
+	// Collection: DeleteCollection per namespace per CRD on an identical
+	// third set, until all are gone; for information (collectionFloor).
+	Collection time.Duration
 	// PeakInflight is the most requests csv-cleaner had in flight at once.
 	PeakInflight float64
 	// PeakRSSMiB is the peak resident set size of the csv-cleaner that ran
@@ -41,16 +48,19 @@ type Throughput struct {
 	FloorCPU, UninstallCPU CPU
 }
 
-// Ratio is the uninstall's time over the floor's.
+// Ratio is the uninstall's time over the per-object floor's.
 func (t Throughput) Ratio() float64 { return t.Uninstall.Seconds() / t.Floor.Seconds() }
+
+// CollectionRatio is the uninstall's time over DeleteCollection's.
+func (t Throughput) CollectionRatio() float64 { return t.Uninstall.Seconds() / t.Collection.Seconds() }
 
 // perOperand is CPU seconds as milliseconds per operand.
 func (t Throughput) perOperand(seconds float64) float64 { return seconds * 1000 / float64(t.Operands) }
 
-// MeasureThroughput creates two identical sets of n operands (3 CRDs over
-// 100 namespaces), one owned by a managed CSV and one by nobody, and times
-// the uninstall of the first by a csv-cleaner of its own against the floor
-// on the second.
+// MeasureThroughput creates three identical sets of n operands (3 CRDs over
+// 100 namespaces), one owned by a managed CSV and two by nobody, and times
+// the uninstall of the first by a csv-cleaner of its own against the
+// per-object floor on the second and DeleteCollection on the third.
 func (e *Env) MeasureThroughput(ctx context.Context, n int) (Throughput, error) {
 	res := Throughput{Operands: n}
 	id := fmt.Sprintf("tp%d", n)
@@ -64,7 +74,7 @@ func (e *Env) MeasureThroughput(ctx context.Context, n int) (Throughput, error) 
 		return res, err
 	}
 	in := fixtures.Install{Namespace: id, CSVName: id + ".v1.0.0", Targets: ns, CRDs: crds(id), Labels: map[string]string{"bench": id}, OLMAdminRoles: true}
-	floorCRDs := crds(id + "-floor")
+	floorCRDs, collectionCRDs := crds(id+"-floor"), crds(id+"-collection")
 	if err := e.policy(ctx, id); err != nil {
 		return res, err
 	}
@@ -74,16 +84,17 @@ func (e *Env) MeasureThroughput(ctx context.Context, n int) (Throughput, error) 
 	if err := e.waitOperandRights(ctx, in.CRDs); err != nil {
 		return res, err
 	}
-	for _, c := range floorCRDs {
-		if err := fixtures.CreateCRD(ctx, e.Client, in.CRDObject(c)); err != nil {
-			return res, err
+	for _, set := range [][]fixtures.CRD{floorCRDs, collectionCRDs} {
+		for _, c := range set {
+			if err := fixtures.CreateCRD(ctx, e.Client, in.CRDObject(c)); err != nil {
+				return res, err
+			}
 		}
 	}
-	if err := e.operands(ctx, in.CRDs, ns, n); err != nil {
-		return res, err
-	}
-	if err := e.operands(ctx, floorCRDs, ns, n); err != nil {
-		return res, err
+	for _, set := range [][]fixtures.CRD{in.CRDs, floorCRDs, collectionCRDs} {
+		if err := e.operands(ctx, set, ns, n); err != nil {
+			return res, err
+		}
 	}
 	if err := e.waitFinalizer(ctx, in.Key()); err != nil {
 		return res, err
@@ -93,8 +104,11 @@ func (e *Env) MeasureThroughput(ctx context.Context, n int) (Throughput, error) 
 	if err != nil {
 		return res, err
 	}
+	if res.Collection, err = e.collectionFloor(ctx, collectionCRDs, ns); err != nil {
+		return res, err
+	}
 	res.FloorCPU, err = meter.during(func() (err error) {
-		res.Floor, err = e.floor(ctx, floorCRDs, ns)
+		res.Floor, err = e.perObjectFloor(ctx, floorCRDs)
 		return err
 	})
 	if err != nil {
@@ -144,7 +158,7 @@ func (e *Env) MeasureThroughput(ctx context.Context, n int) (Throughput, error) 
 	if left > 0 {
 		return res, fmt.Errorf("%d operands left after the uninstall", left)
 	}
-	for _, c := range append(in.CRDs, floorCRDs...) {
+	for _, c := range slices.Concat(in.CRDs, floorCRDs, collectionCRDs) {
 		if err := e.Client.Delete(ctx, in.CRDObject(c)); client.IgnoreNotFound(err) != nil {
 			return res, fmt.Errorf("deleting CRD %s: %w", c.Name(), err)
 		}
@@ -152,11 +166,13 @@ func (e *Env) MeasureThroughput(ctx context.Context, n int) (Throughput, error) 
 	return res, nil
 }
 
-// floor deletes the operands as a bare client-go program would: one
-// DeleteCollection per namespace per CRD, as many at once as csv-cleaner
-// has deletes in flight, with csv-cleaner's client QPS and burst, until
-// none is left.
-func (e *Env) floor(ctx context.Context, set []fixtures.CRD, namespaces []string) (time.Duration, error) {
+// collectionFloor deletes the operands as a bare client-go program would
+// with DeleteCollection: one per namespace per CRD, as many at once as
+// csv-cleaner has deletes in flight, with csv-cleaner's client QPS and
+// burst, until none is left. It is not the reference: DeleteCollection
+// cannot guard each object by its UID, so no uninstall that deletes exactly
+// the planned objects can reach it.
+func (e *Env) collectionFloor(ctx context.Context, set []fixtures.CRD, namespaces []string) (time.Duration, error) {
 	cfg := rest.CopyConfig(e.FloorID.Config)
 	cfg.QPS, cfg.Burst = cleanup.DefaultQPS, cleanup.DefaultBurst
 	dyn, err := dynamic.NewForConfig(cfg)
@@ -201,6 +217,73 @@ func (e *Env) floor(ctx context.Context, set []fixtures.CRD, namespaces []string
 	}
 	// Poll rarely: a LIST is a consistent read from etcd, and the harness must
 	// not load what it measures. 200 ms is 2 % of a 10 s run.
+	err = controlplane.WaitFor(ctx, 30*time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+		left, err := e.count(ctx, set)
+		return left == 0, err
+	})
+	return time.Since(start), err
+}
+
+// perObjectFloor deletes the operands as a bare client-go program that
+// keeps csv-cleaner's rule "exactly the listed objects" would: it lists each
+// CRD's instances as metadata, 500 a page, and deletes each with its UID as
+// a precondition, as many at once as csv-cleaner has deletes in flight,
+// with csv-cleaner's client QPS and burst, until none is left. It plans
+// nothing, reads no CSV, records nothing: the reference of an uninstall.
+func (e *Env) perObjectFloor(ctx context.Context, set []fixtures.CRD) (time.Duration, error) {
+	cfg := rest.CopyConfig(e.FloorID.Config)
+	cfg.QPS, cfg.Burst = cleanup.DefaultQPS, cleanup.DefaultBurst
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return 0, err
+	}
+	type job struct {
+		gvr schema.GroupVersionResource
+		obj metav1.PartialObjectMetadata
+	}
+	start := time.Now()
+	jobs := make(chan job)
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for range cleanup.DefaultDeleteWorkers {
+		wg.Go(func() {
+			for j := range jobs {
+				uid := j.obj.UID
+				err := meta.Resource(j.gvr).Namespace(j.obj.Namespace).Delete(ctx, j.obj.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+				if err != nil && !apierrors.IsNotFound(err) {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	var listErr error
+list:
+	for _, c := range set {
+		gvr := schema.GroupVersionResource{Group: c.Group, Version: "v1", Resource: c.Plural}
+		for next := ""; ; {
+			page, err := meta.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 500, Continue: next})
+			if err != nil {
+				listErr = err
+				break list
+			}
+			for _, o := range page.Items {
+				jobs <- job{gvr, o}
+			}
+			if next = page.Continue; next == "" {
+				break
+			}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if err := errors.Join(append(errs, listErr)...); err != nil {
+		return 0, fmt.Errorf("per-object floor: %w", err)
+	}
 	err = controlplane.WaitFor(ctx, 30*time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
 		left, err := e.count(ctx, set)
 		return left == 0, err
