@@ -85,11 +85,11 @@ func (r *Reconciler) acknowledge(ctx context.Context, cached client.Object) erro
 	if fate, _, err := r.selfFate(ctx); err != nil || fate == SelfUninstalled {
 		return err // csv-cleaner is going: it releases every CSV instead
 	}
-	policy, err := r.gather().Policy(ctx, cached)
+	g := r.gather()
+	policy, err := g.Policy(ctx, cached)
 	if err != nil || !plan.Managed(policy, cached) {
 		return err
 	}
-	g := Gatherer{Live: r.APIReader, Cached: r.Client}
 	in, err := g.classifyListed(ctx, cached)
 	if err != nil || in.CSV == nil {
 		return err

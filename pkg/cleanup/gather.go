@@ -61,11 +61,11 @@ func (g Gatherer) Classify(ctx context.Context, csv *operatorsv1alpha1.ClusterSe
 		return in, fmt.Errorf("listing CSVs in %s: %w", csv.Namespace, err)
 	}
 	in.Siblings = siblings.Items
-	subs := &operatorsv1alpha1.SubscriptionList{}
-	if err := g.Live.List(ctx, subs, client.InNamespace(csv.Namespace)); err != nil && !apierrors.IsNotFound(err) {
-		return in, fmt.Errorf("listing Subscriptions in %s: %w", csv.Namespace, err)
+	subs, err := g.subscriptions(ctx, csv.Namespace)
+	if err != nil {
+		return in, err
 	}
-	in.Subscriptions = subs.Items
+	in.Subscriptions = subs
 	terminating, err := g.namespaceTerminating(ctx, csv.Namespace)
 	if err != nil {
 		return in, err
@@ -93,18 +93,27 @@ func (g Gatherer) classifyListed(ctx context.Context, key client.Object) (plan.C
 		return in, nil
 	}
 	in.Siblings = siblings.Items
-	subs := &operatorsv1alpha1.SubscriptionList{}
-	if err := g.Live.List(ctx, subs, client.InNamespace(key.GetNamespace())); err != nil && !apierrors.IsNotFound(err) {
-		return in, fmt.Errorf("listing Subscriptions in %s: %w", key.GetNamespace(), err)
+	subs, err := g.subscriptions(ctx, key.GetNamespace())
+	if err != nil {
+		return in, err
 	}
-	in.Subscriptions = subs.Items
+	in.Subscriptions = subs
 	ns := &corev1.Namespace{}
-	err := g.Cached.Get(ctx, client.ObjectKey{Name: key.GetNamespace()}, ns)
+	err = g.Cached.Get(ctx, client.ObjectKey{Name: key.GetNamespace()}, ns)
 	in.NamespaceTerminating = apierrors.IsNotFound(err) || !ns.DeletionTimestamp.IsZero() || ns.Status.Phase == corev1.NamespaceTerminating
 	if client.IgnoreNotFound(err) != nil {
 		return in, fmt.Errorf("getting namespace %s: %w", key.GetNamespace(), err)
 	}
 	return in, nil
+}
+
+// subscriptions lists, live, the Subscriptions of a namespace.
+func (g Gatherer) subscriptions(ctx context.Context, namespace string) ([]operatorsv1alpha1.Subscription, error) {
+	subs := &operatorsv1alpha1.SubscriptionList{}
+	if err := g.Live.List(ctx, subs, client.InNamespace(namespace)); err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("listing Subscriptions in %s: %w", namespace, err)
+	}
+	return subs.Items, nil
 }
 
 func (g Gatherer) namespaceTerminating(ctx context.Context, name string) (bool, error) {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
@@ -189,10 +190,10 @@ func (e *Env) MeasureBurst(ctx context.Context, csvs, perCSV int) (Burst, error)
 	}); err != nil {
 		return res, fmt.Errorf("deleting the CSVs: %w", err)
 	}
-	err = waitUntil(ctx, 30*time.Minute, func() bool {
+	err = controlplane.WaitFor(ctx, 30*time.Minute, 50*time.Millisecond, func(context.Context) (bool, error) {
 		times.mu.Lock()
 		defer times.mu.Unlock()
-		return len(times.gone) == csvs
+		return len(times.gone) == csvs, nil
 	})
 	if err != nil {
 		return res, fmt.Errorf("waiting for the burst's CSVs to go: %w", err)
@@ -235,20 +236,4 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
-}
-
-// waitUntil polls cond, in memory, every 50 ms.
-func waitUntil(ctx context.Context, timeout time.Duration, cond func() bool) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
@@ -182,7 +183,7 @@ func (e *Env) MeasureStartup(ctx context.Context, have, n int, args ...string) (
 			return res, err
 		}
 	}
-	if err := waitUntil(ctx, 5*time.Minute, func() bool { all, _ := h.count(); return all == 3*n }); err != nil {
+	if err := controlplane.WaitFor(ctx, 5*time.Minute, 50*time.Millisecond, func(context.Context) (bool, error) { all, _ := h.count(); return all == 3*n, nil }); err != nil {
 		return res, fmt.Errorf("watching the startup fleet: %w", err)
 	}
 	p, err := e.startProbe(wctx)
@@ -203,7 +204,7 @@ func (e *Env) MeasureStartup(ctx context.Context, have, n int, args ...string) (
 		return res, err
 	}
 	res.CPU, err = meter.during(func() error {
-		return waitUntil(ctx, 30*time.Minute, func() bool { all, got := h.count(); return got == all })
+		return controlplane.WaitFor(ctx, 30*time.Minute, 50*time.Millisecond, func(context.Context) (bool, error) { all, got := h.count(); return got == all, nil })
 	})
 	if err != nil {
 		return res, fmt.Errorf("waiting for csv-cleaner to hold the startup fleet: %w", err)

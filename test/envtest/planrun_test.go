@@ -20,6 +20,7 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
 // deleteLog records the DELETE requests csv-cleaner sends, as
@@ -215,7 +216,7 @@ var _ = Describe("csv-cleaner plan and the uninstall", func() {
 				DeferCleanup(func(ctx SpecContext) { releaseOperand(ctx, s, held) })
 			},
 			after: func(ctx context.Context, s *scenario) {
-				held := operandRef(s, s.ns("b"), "held")
+				held := fixtures.Operand(s.crd(0), s.ns("b"), "held")
 				Expect(k8s.Delete(ctx, held)).To(Succeed()) // terminating, held by its finalizer
 				time.Sleep(1100 * time.Millisecond)         // past operandTimeout
 			},
@@ -223,20 +224,11 @@ var _ = Describe("csv-cleaner plan and the uninstall", func() {
 	)
 })
 
-// operandRef is an empty instance of the scenario's first CRD, by name.
-func operandRef(s *scenario, ns, name string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(s.crd(0).GVK())
-	u.SetNamespace(ns)
-	u.SetName(name)
-	return u
-}
-
 // releaseOperand removes an operand's finalizers, so that it goes.
 func releaseOperand(ctx context.Context, s *scenario, obj *unstructured.Unstructured) {
 	GinkgoHelper()
 	Eventually(func(g Gomega, ctx context.Context) {
-		cur := operandRef(s, obj.GetNamespace(), obj.GetName())
+		cur := fixtures.Operand(s.crd(0), obj.GetNamespace(), obj.GetName())
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cur), cur); err != nil {
 			g.Expect(client.IgnoreNotFound(err)).To(Succeed())
 			return
