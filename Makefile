@@ -26,6 +26,8 @@ OPM ?= $(LOCALBIN)/opm
 CONTROL_PLANE := $(LOCALBIN)/etcd $(LOCALBIN)/kube-apiserver $(LOCALBIN)/kube-controller-manager
 # What the end-to-end tests' cluster adds: OLM, a catalog server and a fake node.
 E2E_TOOLS := $(LOCALBIN)/olm $(LOCALBIN)/catalog $(LOCALBIN)/opm $(LOCALBIN)/kwok
+# What the benchmarks compare csv-cleaner with: kubectl-operator's uninstall and operator-sdk's cleanup.
+BENCH_TOOLS := $(LOCALBIN)/kubectl-operator $(LOCALBIN)/operator-sdk
 export KUBEBUILDER_ASSETS ?= $(LOCALBIN)
 
 GO_LDFLAGS := -s -w -X main.version=$(VERSION)
@@ -74,7 +76,7 @@ verify-generated: controller-gen kustomize $(OPM) ## Fail when a generated file 
 	if [ $$stale = 1 ]; then echo "generated files were out of date and are now regenerated: review and commit them"; exit 1; fi
 
 .PHONY: test
-test: verify-generated vet control-plane e2e-tools ## Run the unit tests, the envtest suite and the end-to-end suite.
+test: verify-generated vet control-plane e2e-tools bench-tools ## Run the unit tests, the envtest suite and the end-to-end suite.
 	go test ./... -count=1
 	$(MAKE) --no-print-directory test-e2e
 
@@ -87,7 +89,7 @@ test-e2e: e2e-tools ## Run the end-to-end suite on the local cluster with real O
 	go test -tags e2e ./test/e2e/... -count=1 -timeout 30m
 
 .PHONY: bench
-bench: control-plane ## Measure csv-cleaner (throughput against the API server's floor, resume, memory, idle cost) and write docs/benchmarks.{md,json,svg}.
+bench: control-plane bench-tools ## Measure csv-cleaner (throughput against the per-object floor, kubectl-operator side by side, a burst of uninstalls, a first start, resume, memory, idle cost) and write docs/benchmarks.{md,json,svg}.
 	BENCH_SCALE=full BENCH_REPORT_DIR=$(CURDIR)/docs go test ./test/bench -run TestBench -count=1 -v -timeout 90m
 
 .PHONY: control-plane
@@ -101,6 +103,13 @@ $(CONTROL_PLANE): | hack/control-plane/build.sh
 e2e-tools: control-plane $(E2E_TOOLS) ## Build OLM's olm and catalog operators (v0.46.0), opm (v1.74.0) and kwok (v0.8.0) into bin/ for the end-to-end cluster (once).
 
 $(E2E_TOOLS): | hack/control-plane/build.sh
+	@mkdir -p $(LOCALBIN)
+	hack/control-plane/build.sh $(LOCALBIN) $(notdir $@)
+
+.PHONY: bench-tools
+bench-tools: $(BENCH_TOOLS) ## Build kubectl-operator (v0.6.0) and operator-sdk (v1.33.0) into bin/, which make bench runs side by side with csv-cleaner (once).
+
+$(BENCH_TOOLS): | hack/control-plane/build.sh
 	@mkdir -p $(LOCALBIN)
 	hack/control-plane/build.sh $(LOCALBIN) $(notdir $@)
 

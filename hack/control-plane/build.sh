@@ -2,7 +2,9 @@
 # Builds the local control plane from source through the Go module proxy into
 # the folder given as $1: by default etcd, kube-apiserver and
 # kube-controller-manager; name olm, catalog, opm and kwok to build those too
-# (the end-to-end tests' cluster). A binary already present is never rebuilt.
+# (the end-to-end tests' cluster), and kubectl-operator and operator-sdk (what
+# the benchmarks compare csv-cleaner with). A binary already present is never
+# rebuilt.
 set -euo pipefail
 
 out=$(cd "${1:?usage: build.sh BIN_DIR}" && pwd)
@@ -44,6 +46,8 @@ for c in "${components[@]}"; do
 	# opm serves file-based catalogs; its sqlite driver needs cgo.
 	opm) CGO_ENABLED=1 build opm opm github.com/operator-framework/operator-registry/cmd/opm "" json1,containers_image_openpgp ;;
 	kwok) build kwok kwok sigs.k8s.io/kwok/cmd/kwok ;;
+	kubectl-operator) build kubectl-operator kubectl-operator github.com/operator-framework/kubectl-operator ;;
+	operator-sdk) build operator-sdk operator-sdk github.com/operator-framework/operator-sdk/cmd/operator-sdk ;;
 	*) echo "control-plane: unknown component $c" >&2; exit 2 ;;
 	esac
 done

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	authorizationv1 "k8s.io/api/authorization/v1"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
@@ -31,25 +32,38 @@ type operandAccess struct {
 // it needs is there, rather than stopping half-way.
 func (r *Reconciler) checkOperandAccess(ctx context.Context, scopes []plan.CRDScope, onTimeout cleanupv1alpha1.TimeoutAction) (operandAccess, error) {
 	access := operandAccess{unlisted: map[string]bool{}}
-	var problems []plan.Problem
-	for _, s := range scopes {
+	// Every question at once: they are independent, and an uninstall
+	// otherwise waits a round trip per kind and verb before its first delete.
+	verbs := make([][]string, len(scopes))
+	allowed := make([][]bool, len(scopes))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, s := range scopes {
 		if s.CRD == nil {
 			continue
 		}
-		verbs := []string{"list"}
+		verbs[i] = []string{"list"}
 		if s.KeepReason == "" {
-			verbs = append(verbs, "delete")
+			verbs[i] = append(verbs[i], "delete")
 			if onTimeout == cleanupv1alpha1.TimeoutRemoveFinalizers {
-				verbs = append(verbs, "patch")
+				verbs[i] = append(verbs[i], "patch")
 			}
 		}
+		allowed[i] = make([]bool, len(verbs[i]))
+		for j, verb := range verbs[i] {
+			g.Go(func() (err error) {
+				allowed[i][j], err = r.mayDo(gctx, s, verb)
+				return err
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return access, err
+	}
+	var problems []plan.Problem
+	for i, s := range scopes {
 		var denied []string
-		for _, verb := range verbs {
-			ok, err := r.mayDo(ctx, s, verb)
-			if err != nil {
-				return access, err
-			}
-			if !ok {
+		for j, verb := range verbs[i] {
+			if !allowed[i][j] {
 				denied = append(denied, verb)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -106,22 +107,39 @@ func (r *Reconciler) acknowledge(ctx context.Context, cached client.Object) erro
 	if err != nil {
 		return err
 	}
-	r.startRecord(ctx, csv, rec, plan.SettingsOf(policy), policy.Name, verdict, time.Now())
-	return r.save(ctx, rec)
+	_, err = r.startRecord(ctx, csv, rec, plan.SettingsOf(policy), policy.Name, verdict, time.Now())
+	return err
 }
 
-// startRecord marks the uninstall started, Deleting with what it is about
-// to do, with the log line and Event, when the record has not started yet.
-// It reports whether it did.
-func (r *Reconciler) startRecord(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, rec *record, s plan.Settings, policy string, v plan.Verdict, now time.Time) bool {
-	if !rec.start(policy, metav1.NewTime(now)) {
-		return false
+// startRecord writes the record at Deleting, with what the uninstall is
+// about to do, when it has not started yet, and sends CleanupStarted once
+// the write succeeds. The acknowledger and the uninstall both start it, at
+// the same moment in a quiet cluster: the one whose write conflicts reads
+// the record again and goes on from what the other wrote, so that neither
+// fails nor sends the Event twice. It returns the record as it now is.
+func (r *Reconciler) startRecord(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, rec *record, s plan.Settings, policy string, v plan.Verdict, now time.Time) (*record, error) {
+	log := logr.FromContextOrDiscard(ctx)
+	for range 3 {
+		if !rec.start(policy, metav1.NewTime(now)) {
+			return rec, nil
+		}
+		about := aboutToDo(csv, s, v)
+		log.Info("Starting the uninstall", "policy", policy, "reason", v.Message, "plan", about)
+		rec.deleting("Uninstall started: " + about)
+		err := r.save(ctx, rec)
+		if err == nil {
+			r.event(csv, corev1.EventTypeNormal, "CleanupStarted", "Uninstall", "Uninstall started under CleanupPolicy %s: %s; %s", policy, v.Message, about)
+			return rec, nil
+		}
+		if !apierrors.IsConflict(err) {
+			return rec, err
+		}
+		log.V(1).Info("Reading the uninstall record again: it was written meanwhile")
+		if rec, err = r.openRecord(ctx, csv); err != nil {
+			return rec, err
+		}
 	}
-	about := aboutToDo(csv, s, v)
-	logr.FromContextOrDiscard(ctx).Info("Starting the uninstall", "policy", policy, "reason", v.Message, "plan", about)
-	rec.deleting("Uninstall started: " + about)
-	r.event(csv, corev1.EventTypeNormal, "CleanupStarted", "Uninstall", "Uninstall started under CleanupPolicy %s: %s; %s", policy, v.Message, about)
-	return true
+	return rec, fmt.Errorf("starting the uninstall record of %s: it kept changing", csvKey(csv))
 }
 
 // aboutToDo says, for a person, what an uninstall under the settings does:

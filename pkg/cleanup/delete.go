@@ -61,7 +61,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	defer progress.observe(csvKey(csv), rec.st)
+	defer func() { progress.observe(csvKey(csv), rec.st) }() // rec may be read again below
 	now := time.Now()
 
 	// An upgrade is an upgrade whether a policy selects the CSV or not (an
@@ -83,11 +83,10 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 	// The phase is written before anything is deleted (unless the
 	// acknowledger has written it already): an uninstall shows Deleting,
 	// and what it is about to do, from its start.
-	if r.startRecord(ctx, csv, rec, u.settings, policy.Name, verdict, now) {
-		if err := r.save(ctx, rec); err != nil {
-			return ctrl.Result{}, err
-		}
+	if u.rec, err = r.startRecord(ctx, csv, rec, u.settings, policy.Name, verdict, now); err != nil {
+		return ctrl.Result{}, err
 	}
+	rec = u.rec
 	steps := []step{
 		{"operands", r.operandStep},
 		{"cluster RBAC and webhooks", r.clusterObjectStep},

@@ -7,6 +7,7 @@ import (
 	"github.com/go-logr/logr"
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,22 +57,29 @@ func (g Gatherer) Policy(ctx context.Context, csv metav1.Object) (*cleanupv1alph
 // Classify reads, live, what plan.Classify needs.
 func (g Gatherer) Classify(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (plan.ClassifyInput, error) {
 	in := plan.ClassifyInput{CSV: csv}
+	// At once: kube-apiserver serves a consistent LIST from its watch cache
+	// once the cache has caught up with etcd, which can take up to its
+	// progress-notification period (100 ms) after writes to other kinds.
+	// Reads one after another would add those waits up.
 	siblings := &operatorsv1alpha1.ClusterServiceVersionList{}
-	if err := g.Live.List(ctx, siblings, client.InNamespace(csv.Namespace)); err != nil {
-		return in, fmt.Errorf("listing CSVs in %s: %w", csv.Namespace, err)
-	}
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.Go(func() error {
+		if err := g.Live.List(gctx, siblings, client.InNamespace(csv.Namespace)); err != nil {
+			return fmt.Errorf("listing CSVs in %s: %w", csv.Namespace, err)
+		}
+		return nil
+	})
+	eg.Go(func() (err error) {
+		in.Subscriptions, err = g.subscriptions(gctx, csv.Namespace)
+		return err
+	})
+	eg.Go(func() (err error) {
+		in.NamespaceTerminating, err = g.namespaceTerminating(gctx, csv.Namespace)
+		return err
+	})
+	err := eg.Wait()
 	in.Siblings = siblings.Items
-	subs, err := g.subscriptions(ctx, csv.Namespace)
-	if err != nil {
-		return in, err
-	}
-	in.Subscriptions = subs
-	terminating, err := g.namespaceTerminating(ctx, csv.Namespace)
-	if err != nil {
-		return in, err
-	}
-	in.NamespaceTerminating = terminating
-	return in, nil
+	return in, err
 }
 
 // classifyListed is Classify for a CSV known by its key, with its
@@ -141,26 +149,44 @@ type Operands struct {
 // Operands reads, live, the CSV's OperatorGroups, owned CRDs, the other
 // CSVs that own them and its target namespaces, and scopes the owned CRDs.
 func (g Gatherer) Operands(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, v plan.Verdict, s plan.Settings) (Operands, error) {
-	out := Operands{Gate: plan.GateInput{Verdict: v, Settings: s}}
-	groups, err := g.operatorGroups(ctx, csv)
+	reads, err := g.readOperandInputs(ctx, csv)
 	if err != nil {
-		return out, err
+		return Operands{}, err
 	}
-	out.Gate.OperatorGroups = plan.DecideOperatorGroups(csvKey(csv), groups)
-	crds, err := g.ownedCRDs(ctx, csv)
-	if err != nil {
-		return out, err
-	}
-	others, err := g.otherOwners(ctx, csv)
-	if err != nil {
-		return out, err
-	}
+	return reads.operands(csv, v, s), nil
+}
+
+// operandReads is what Operands reads, before it decides.
+type operandReads struct {
+	groups         []plan.OperatorGroupView
+	crds           map[string]*apiextensionsv1.CustomResourceDefinition
+	others         map[string][]plan.OtherOwner
+	targets        plan.NamespaceSet
+	targetsProblem *plan.Problem
+}
+
+// readOperandInputs reads them at once, as Classify does: each consistent
+// LIST may wait up to kube-apiserver's progress-notification period for its
+// watch cache, and reads that run together wait together.
+func (g Gatherer) readOperandInputs(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (operandReads, error) {
+	var rd operandReads
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.Go(func() (err error) { rd.groups, err = g.operatorGroups(gctx, csv); return err })
+	eg.Go(func() (err error) { rd.crds, err = g.ownedCRDs(gctx, csv); return err })
+	eg.Go(func() (err error) { rd.others, err = g.otherOwners(gctx, csv); return err })
+	eg.Go(func() (err error) { rd.targets, rd.targetsProblem, err = g.targetNamespaces(gctx, csv); return err })
+	return rd, eg.Wait()
+}
+
+// operands decides what the reads come to for the verdict and settings.
+func (rd operandReads) operands(csv *operatorsv1alpha1.ClusterServiceVersion, v plan.Verdict, s plan.Settings) Operands {
+	out := Operands{Targets: rd.targets, Gate: plan.GateInput{Verdict: v, Settings: s, Targets: rd.targetsProblem}}
+	out.Gate.OperatorGroups = plan.DecideOperatorGroups(csvKey(csv), rd.groups)
 	out.Scopes, out.Gate.Scope = plan.ScopeCRDs(plan.ScopeInput{
-		CSV: csvKey(csv), Owned: csv.Spec.CustomResourceDefinitions.Owned, CRDs: crds,
-		CRDProvenance: s.CRDProvenance, OtherOwners: others,
+		CSV: csvKey(csv), Owned: csv.Spec.CustomResourceDefinitions.Owned, CRDs: rd.crds,
+		CRDProvenance: s.CRDProvenance, OtherOwners: rd.others,
 	})
-	out.Targets, out.Gate.Targets, err = g.targetNamespaces(ctx, csv)
-	return out, err
+	return out
 }
 
 // targetNamespaces returns the namespaces the CSV operates on, as

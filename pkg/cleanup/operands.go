@@ -41,8 +41,9 @@ type operandPass struct {
 // time: an uninstall holds a few pages of them in memory whatever its size.
 // The next page is listed and planned while the deletes of the last one run,
 // on the same workers. plan.PlanOperands decides each instance on its own, so a
-// page's plan is the plan of its instances.
-func (r *Reconciler) deleteOperands(ctx context.Context, s *plan.CRDScope, in plan.OperandInput) (operandPass, error) {
+// page's plan is the plan of its instances. Each delete takes one of slots,
+// which the kinds of one uninstall share.
+func (r *Reconciler) deleteOperands(ctx context.Context, s *plan.CRDScope, in plan.OperandInput, slots chan struct{}) (operandPass, error) {
 	pass := operandPass{kept: map[string]int{}}
 	gvk := s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind)
 	planned := make(chan []metav1.PartialObjectMetadata)
@@ -67,7 +68,7 @@ func (r *Reconciler) deleteOperands(ctx context.Context, s *plan.CRDScope, in pl
 			}
 		})
 	}()
-	res, err := r.deleteAll(ctx, s.GVR, gvk, planned)
+	res, err := r.deleteAll(ctx, s.GVR, gvk, planned, slots)
 	for range planned { // the lister has stopped once the channel is closed
 	}
 	pass.deleteResult = res
@@ -91,11 +92,11 @@ type refusedObject struct {
 
 // deleteAll deletes exactly the given objects, page after page, each with
 // its UID as a precondition (an object re-created under the same name is
-// spared), with DeleteWorkers requests at a time within the client's rate
-// limit. Objects already gone or replaced are skipped; refusals (a webhook,
-// an admission policy, RBAC) are collected, not fatal, so that every other
-// object is still deleted.
-func (r *Reconciler) deleteAll(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, pages <-chan []metav1.PartialObjectMetadata) (deleteResult, error) {
+// spared), a request at a time per slot (newSlots: DeleteWorkers of them)
+// within the client's rate limit. Objects already gone or replaced are
+// skipped; refusals (a webhook, an admission policy, RBAC) are collected,
+// not fatal, so that every other object is still deleted.
+func (r *Reconciler) deleteAll(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, pages <-chan []metav1.PartialObjectMetadata, slots chan struct{}) (deleteResult, error) {
 	jobs := make(chan *metav1.PartialObjectMetadata)
 	var (
 		mu   sync.Mutex
@@ -106,7 +107,9 @@ func (r *Reconciler) deleteAll(ctx context.Context, gvr schema.GroupVersionResou
 	for range max(1, r.DeleteWorkers) {
 		wg.Go(func() {
 			for obj := range jobs {
+				slots <- struct{}{}
 				err := r.deleteOne(ctx, gvr, gvk, obj)
+				<-slots
 				mu.Lock()
 				refusal, refused := ClassifyRefusal(err)
 				switch {
@@ -137,6 +140,9 @@ feed:
 	operandsDeleted.Add(float64(res.deleted))
 	return res, errors.Join(append(errs, ctx.Err())...)
 }
+
+// newSlots bounds the deletes one uninstall has in flight, whatever kinds they are of.
+func (r *Reconciler) newSlots() chan struct{} { return make(chan struct{}, max(1, r.DeleteWorkers)) }
 
 // deleteOne deletes one object with its UID as a precondition. With a
 // metadata client (Reconciler.Metadata) it names the resource directly and

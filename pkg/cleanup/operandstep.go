@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,8 +86,24 @@ func (o *operandRound) operatorUnavailable(ctx context.Context) (*plan.Problem, 
 }
 
 // run deletes what the plan says of each kind and records what it did.
+// The kinds are listed and deleted at once, on DeleteWorkers slots in all,
+// so that no kind waits for the last deletes of another; what each came to
+// is then recorded in the scopes' order.
 func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide plan.OperandInput, access operandAccess) error {
 	r, u := o.r, o.u
+	type result struct {
+		pass operandPass
+		err  error
+	}
+	results := make([]result, len(scopes))
+	slots := r.newSlots()
+	var wg sync.WaitGroup
+	for i := range scopes {
+		if s := &scopes[i]; s.CRD != nil && !access.unlisted[s.Name] {
+			wg.Go(func() { results[i].pass, results[i].err = r.deleteOperands(ctx, s, decide, slots) })
+		}
+	}
+	wg.Wait()
 	for i := range scopes {
 		s := &scopes[i]
 		switch {
@@ -97,7 +114,7 @@ func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide p
 			u.rec.count(s.Kind, 0, 0, map[string]int{s.KeepReason: 0, cleanupv1alpha1.NoteNotListed: 0})
 			continue
 		}
-		pass, err := r.deleteOperands(ctx, s, decide)
+		pass, err := results[i].pass, results[i].err
 		if refusal, ok := ClassifyRefusal(err); ok {
 			if refusal.Reason == cleanupv1alpha1.BlockedConversionFailed && plan.MayDisableConversion(*s, u.settings) {
 				gone, err := o.operatorUnavailable(ctx)

@@ -106,15 +106,21 @@ func (b OperandBinder) Ensure(ctx context.Context, subject rbacv1.Subject) (stri
 			want.Labels[k] = v
 		}
 	}
-	err := b.Writer.Create(ctx, want)
-	switch {
-	case err == nil:
-		return name, true, nil
-	case !apierrors.IsAlreadyExists(err):
-		return name, false, fmt.Errorf("creating ClusterRoleBinding %s: %w", name, err)
-	}
+	// Read first: on every start after the first the binding is there, and
+	// a create would only be answered 409 AlreadyExists.
 	got := &rbacv1.ClusterRoleBinding{}
-	if err := b.Live.Get(ctx, client.ObjectKey{Name: name}, got); err != nil {
+	err := b.Live.Get(ctx, client.ObjectKey{Name: name}, got)
+	if apierrors.IsNotFound(err) {
+		switch err = b.Writer.Create(ctx, want); {
+		case err == nil:
+			return name, true, nil
+		case !apierrors.IsAlreadyExists(err):
+			return name, false, fmt.Errorf("creating ClusterRoleBinding %s: %w", name, err)
+		}
+		// Another replica made it a moment ago.
+		err = b.Live.Get(ctx, client.ObjectKey{Name: name}, got)
+	}
+	if err != nil {
 		return name, false, fmt.Errorf("reading ClusterRoleBinding %s: %w", name, err)
 	}
 	if got.RoleRef != want.RoleRef || !slices.Equal(got.Subjects, want.Subjects) {

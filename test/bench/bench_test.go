@@ -48,6 +48,18 @@ func TestBench(t *testing.T) {
 		report.Throughput = append(report.Throughput, tp)
 	}
 
+	for _, tool := range []Tool{KubectlOperator, OperatorSDKCleanup} {
+		if scale.SideBySide == 0 || !only("side-by-side") {
+			break
+		}
+		k, err := e.MeasureSideBySide(ctx, tool, scale.SideBySide)
+		if err != nil {
+			t.Fatalf("%s, %d operands: %v", tool.Bin, scale.SideBySide, err)
+		}
+		t.Logf("%s on %d operands: %s (%d objects reported deleted), per-object floor %s, ratio %.1f", k.Command, k.Operands, k.Took, k.Deleted, k.Floor, k.Ratio())
+		report.SideBySide = append(report.SideBySide, k)
+	}
+
 	if only("burst") {
 		if report.Burst, err = e.MeasureBurst(ctx, scale.BurstCSVs, scale.BurstOperands); err != nil {
 			t.Fatalf("burst: %v", err)

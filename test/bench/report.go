@@ -25,6 +25,8 @@ type Report struct {
 	SelfRelease SelfRelease
 	Burst       Burst
 	Startup     []Startup
+	// SideBySide is what users run today, each tool side by side with the per-object floor.
+	SideBySide []SideBySide
 }
 
 func defaultQPS() [2]float64 { return [2]float64{cleanup.DefaultQPS, cleanup.DefaultBurst} }
@@ -57,6 +59,13 @@ func (r Report) Figures() [][2]any {
 			[2]any{cpuKey + "etcd_floor_" + size(t.Operands), round(t.perOperand(t.FloorCPU.Etcd), 3)},
 			[2]any{cpuKey + "etcd_uninstall_" + size(t.Operands), round(t.perOperand(t.UninstallCPU.Etcd), 3)},
 			[2]any{cpuKey + "cleaner_uninstall_" + size(t.Operands), round(t.perOperand(t.UninstallCPU.Cleaner), 3)},
+		)
+	}
+	for _, k := range r.SideBySide {
+		out = append(out,
+			[2]any{k.Tool + "_ratio_" + size(k.Operands), round(k.Ratio(), 1)},
+			[2]any{k.Tool + "_seconds_" + size(k.Operands), round(k.Took.Seconds(), 1)},
+			[2]any{k.Tool + "_floor_seconds_" + size(k.Operands), round(k.Floor.Seconds(), 2)},
 		)
 	}
 	if b := r.Burst; b.CSVs > 0 {

@@ -262,6 +262,26 @@ func (s *scenario) eventReasons(ctx context.Context) []string {
 	return out
 }
 
+// eventCount counts the Events of reason regarding the CSV, each Event's
+// series (repeats of an identical Event) included.
+func (s *scenario) eventCount(ctx context.Context, reason string) int {
+	GinkgoHelper()
+	list := &eventsv1.EventList{}
+	Expect(k8s.List(ctx, list, client.InNamespace(s.install.Namespace))).To(Succeed())
+	n := 0
+	for _, e := range list.Items {
+		if e.Regarding.Kind != "ClusterServiceVersion" || e.Regarding.Name != s.install.CSVName || e.Reason != reason {
+			continue
+		}
+		if e.Series != nil {
+			n += int(e.Series.Count)
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
 // kept returns the record's kept counts for a kind as reason=count strings.
 func kept(rec *cleanupv1alpha1.CSVCleanup, kind string) []string {
 	var out []string

@@ -3,9 +3,11 @@ package envtest_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -85,6 +87,11 @@ func runShippedAs(ctx context.Context, cfg *rest.Config) {
 	})
 }
 
+// roundTripper makes a function an http.RoundTripper.
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
 // deployedSubject is csv-cleaner's ServiceAccount as deployedServiceAccount makes it.
 var deployedSubject = rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "csv-cleaner", Name: "csv-cleaner"}
 
@@ -148,6 +155,39 @@ var _ = Describe("csv-cleaner's own permissions, as shipped", Ordered, func() {
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: rbac.OperandRole}, role)).To(Succeed())
 		Expect(role.Rules).To(ContainElement(HaveField("APIGroups", ContainElement(widgets.Group))))
 		Expect(role.Rules).NotTo(ContainElement(HaveField("APIGroups", ContainElement(gadgets.Group))))
+	})
+
+	It("find the binding on a restart without asking to create it again (no 409 AlreadyExists)", func(ctx SpecContext) {
+		var creates []string
+		var mu sync.Mutex
+		cfg := rest.CopyConfig(cp.Config)
+		cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripper(func(req *http.Request) (*http.Response, error) {
+				if req.Method == http.MethodPost {
+					mu.Lock()
+					creates = append(creates, req.URL.Path)
+					mu.Unlock()
+				}
+				return rt.RoundTrip(req)
+			})
+		}
+		c, err := client.New(cfg, client.Options{Scheme: cleanup.Scheme()})
+		Expect(err).NotTo(HaveOccurred())
+		binder := rbac.OperandBinder{Live: c, Writer: c, Role: rbac.OperandRole}
+		Eventually(func(ctx context.Context) error {
+			_, _, err := binder.Ensure(ctx, deployedSubject)
+			return err
+		}).WithContext(ctx).Should(Succeed()) // the running csv-cleaner made it
+		mu.Lock()
+		creates = nil
+		mu.Unlock()
+		name, created, err := binder.Ensure(ctx, deployedSubject)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(created).To(BeFalse())
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: name}, &rbacv1.ClusterRoleBinding{})).To(Succeed())
+		mu.Lock()
+		defer mu.Unlock()
+		Expect(creates).To(BeEmpty())
 	})
 
 	DescribeTable("SubjectAccessReviews for csv-cleaner's ServiceAccount",
