@@ -50,6 +50,10 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 	return r.settleRound(ctx, u, round)
 }
 
+// kindsAtOnce bounds the owned CRDs whose instances one uninstall lists at
+// once, so that its memory stays a few pages whatever the number of kinds.
+const kindsAtOnce = 4
+
 // operandRound is one pass over the owned CRDs' operands.
 type operandRound struct {
 	r *Reconciler
@@ -97,10 +101,15 @@ func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide p
 	}
 	results := make([]result, len(scopes))
 	slots := r.newSlots()
+	kinds := make(chan struct{}, kindsAtOnce) // each kind being listed holds a page or two in memory
 	var wg sync.WaitGroup
 	for i := range scopes {
 		if s := &scopes[i]; s.CRD != nil && !access.unlisted[s.Name] {
-			wg.Go(func() { results[i].pass, results[i].err = r.deleteOperands(ctx, s, decide, slots) })
+			wg.Go(func() {
+				kinds <- struct{}{}
+				defer func() { <-kinds }()
+				results[i].pass, results[i].err = r.deleteOperands(ctx, s, decide, slots)
+			})
 		}
 	}
 	wg.Wait()
