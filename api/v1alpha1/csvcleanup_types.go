@@ -6,7 +6,7 @@ import (
 )
 
 // Phase is where an uninstall stands.
-// +kubebuilder:validation:Enum=Deleting;Blocked;Completed;Skipped
+// +kubebuilder:validation:Enum=Deleting;Blocked;Releasing;Completed;Skipped
 type Phase string
 
 const (
@@ -14,6 +14,9 @@ const (
 	PhaseDeleting Phase = "Deleting"
 	// PhaseBlocked: the uninstall waits on something it lists.
 	PhaseBlocked Phase = "Blocked"
+	// PhaseReleasing: everything the policy asked for is done; csv-cleaner is
+	// removing its finalizer from the CSV. Completed follows once it has.
+	PhaseReleasing Phase = "Releasing"
 	// PhaseCompleted: everything the policy asked for is done and the CSV was released.
 	PhaseCompleted Phase = "Completed"
 	// PhaseSkipped: the deletion was not an uninstall (see reason); nothing was deleted.
@@ -34,6 +37,10 @@ const (
 	ConditionDeleting = "Deleting"
 	ConditionBlocked  = "Blocked"
 	ConditionComplete = "Complete"
+	// ConditionRetrying is True while the uninstall's attempts keep failing
+	// (the API server errs, or its replies are lost): how many, the last
+	// error and when the next attempt comes. It turns False on success.
+	ConditionRetrying = "Retrying"
 )
 
 // CSVCleanupSpec names the ClusterServiceVersion a record reports on.

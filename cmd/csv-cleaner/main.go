@@ -127,7 +127,7 @@ func run(o options) error {
 	}
 	cfg.QPS, cfg.Burst = o.qps, o.burst
 	cfg.UserAgent = "csv-cleaner/" + version
-	cfg.Wrap(cleanup.InstrumentClient)
+	cleanup.ClientConfig(cfg)
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        cleanup.Scheme(),
@@ -177,7 +177,7 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("creating the client for the release on exit: %w", err)
 	}
-	if err := cleanup.ReleaseOnExit(logr.NewContext(ctx, ctrl.Log.WithName("exit")), live, setup); err != nil {
+	if err := cleanup.ReleaseOnExit(logr.NewContext(ctx, ctrl.Log.WithName("exit")), cleanup.Retry.Client(live), setup); err != nil {
 		return fmt.Errorf("releasing csv-cleaner's finalizers on exit (run csv-cleaner release to finish): %w", err)
 	}
 	return nil

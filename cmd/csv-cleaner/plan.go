@@ -90,6 +90,7 @@ func loadConfig(kubeconfig, userAgent string) (*rest.Config, error) {
 		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
 	}
 	cfg.UserAgent = userAgent
+	cfg.Wrap(cleanup.Retry.Transport) // reads retried in place while the API server fails for a moment
 	return cfg, nil
 }
 

@@ -61,6 +61,7 @@ func releaseCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	c = cleanup.Retry.Client(c) // every request retried in place while it fails transiently
 	rl := cleanup.Releaser{Live: c, Writer: c, Finalizers: plan.Finalizers{Current: finalizer, Legacy: legacy},
 		Hold: hold, Workers: workers, Reporter: "csv-cleaner-release"}
 	released, err := rl.ReleaseOthers(ctx)

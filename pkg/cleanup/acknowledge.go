@@ -55,7 +55,7 @@ func (a acknowledger) setup(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("uninstall-acknowledge").
 		For(csvMetadata(), builder.WithPredicates(deletionStarted)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: AcknowledgeWorkers}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: AcknowledgeWorkers, RateLimiter: RateLimiter()}).
 		Complete(a)
 }
 

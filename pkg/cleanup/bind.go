@@ -29,7 +29,7 @@ func (b operandBinding) NeedLeaderElection() bool { return false }
 
 // Start ensures the binding, then returns; it never fails the manager.
 func (b operandBinding) Start(ctx context.Context) error {
-	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Cap: 30 * time.Second, Steps: math.MaxInt32}
+	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Cap: MaxRetryDelay, Steps: math.MaxInt32}
 	for {
 		err := b.once(ctx)
 		if err == nil || ctx.Err() != nil {

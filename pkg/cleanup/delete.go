@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -40,26 +41,31 @@ func (u *uninstall) timeout() plan.Timeout {
 // on the cluster; a *plan.Problem error blocks the uninstall until it is fixed.
 type step struct {
 	name string
-	run  func(context.Context, *uninstall) (done bool, err error)
+	// label names the step in csv_cleaner_failed_attempts_total.
+	label string
+	run   func(context.Context, *uninstall) (done bool, err error)
 }
 
 // reconcileDelete classifies a deleting CSV's deletion and, for a real
-// uninstall, runs the steps in order, releasing the finalizer last.
+// uninstall, runs the steps in order, releasing the finalizer last. The
+// record says Releasing before the finalizer's removal and Completed only
+// once it has succeeded.
 func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, policy *cleanupv1alpha1.CleanupPolicy) (ctrl.Result, error) {
 	log := logr.FromContextOrDiscard(ctx)
 	if !r.Finalizers.HeldBy(cached.GetFinalizers()) {
-		return ctrl.Result{}, r.releaseRBAC(ctx, csvKey(cached))
+		return ctrl.Result{}, errors.Join(inStep("release", r.releaseRBAC(ctx, csvKey(cached))),
+			inStep("record", r.finishRelease(ctx, csvKey(cached), cached)))
 	}
 	csv := &operatorsv1alpha1.ClusterServiceVersion{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(cached), csv); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, inStep("read", client.IgnoreNotFound(err))
 	}
 	if !r.Finalizers.HeldBy(csv.Finalizers) || csv.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
 	rec, err := r.openRecord(ctx, csv)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, inStep("record", err)
 	}
 	defer func() { progress.observe(csvKey(csv), rec.st) }() // rec may be read again below
 	now := time.Now()
@@ -68,7 +74,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 	// earlier csv-cleaner's own CSV, which no policy needs to select, is one).
 	in, err := r.gather().Classify(ctx, csv)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, inStep("classify", err)
 	}
 	verdict := plan.Classify(in)
 	if verdict.SkipReason != "" {
@@ -84,13 +90,13 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 	// acknowledger has written it already): an uninstall shows Deleting,
 	// and what it is about to do, from its start.
 	if u.rec, err = r.startRecord(ctx, csv, rec, u.settings, policy.Name, verdict, now); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, inStep("record", err)
 	}
 	rec = u.rec
 	steps := []step{
-		{"operands", r.operandStep},
-		{"cluster RBAC and webhooks", r.clusterObjectStep},
-		{"CRDs", r.crdStep},
+		{"operands", "operands", r.operandStep},
+		{"cluster RBAC and webhooks", "clusterObjects", r.clusterObjectStep},
+		{"CRDs", "crds", r.crdStep},
 	}
 	rec.keptOn = true // the steps name what they keep afresh in each pass
 	for _, s := range steps {
@@ -104,33 +110,79 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 		case errors.As(err, &problem):
 			log.Info("Uninstall is blocked", "step", s.name, "reason", problem.Reason, "object", problem.Object, "message", problem.Message)
 			r.block(csv, rec, problem)
-			return ctrl.Result{RequeueAfter: u.requeueAfter()}, r.save(ctx, rec)
+			rec.recovered()
+			return ctrl.Result{RequeueAfter: u.requeueAfter()}, inStep("record", r.save(ctx, rec))
 		case err != nil:
-			return ctrl.Result{}, errors.Join(fmt.Errorf("step %s: %w", s.name, err), r.save(ctx, rec))
+			return ctrl.Result{}, errors.Join(inStep(s.label, err), r.save(ctx, rec))
 		case !done:
 			log.V(1).Info("Waiting", "step", s.name, "remaining", rec.st.Remaining)
 			rec.deleting(fmt.Sprintf("Waiting for %s: %d objects remaining", s.name, rec.st.Remaining))
-			return ctrl.Result{RequeueAfter: u.requeueAfter()}, r.save(ctx, rec)
+			rec.recovered()
+			return ctrl.Result{RequeueAfter: u.requeueAfter()}, inStep("record", r.save(ctx, rec))
 		}
 	}
 
-	// Completed now, not when this reconcile began: its steps may have taken a while.
-	done := time.Now()
-	rec.completed(metav1.NewTime(done), "Everything the policy asked for is done; the CSV is released")
+	// Releasing first: should the finalizer's removal succeed and its reply
+	// be lost, or the write below fail, the record never said Completed
+	// while the CSV was held, and the next attempt (or the CSV's removal)
+	// finds it Releasing and completes it (finishRelease).
+	rec.releasing("Everything the policy asked for is done; removing csv-cleaner's finalizer from the CSV")
+	rec.recovered()
 	if err := r.save(ctx, rec); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, inStep("record", err)
 	}
 	log.Info("Releasing the CSV: the uninstall is complete")
 	if err := r.patchFinalizers(ctx, csv, r.Finalizers.Remove); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, inStep("release", err)
+	}
+	return ctrl.Result{}, inStep("record", r.complete(ctx, rec, csv, csv.DeletionTimestamp.Time))
+}
+
+// complete writes Completed into the record of a released CSV, and the
+// Event and metrics once.
+func (r *Reconciler) complete(ctx context.Context, rec *record, csv client.Object, deleted time.Time) error {
+	done := time.Now()
+	rec.completed(metav1.NewTime(done), "Everything the policy asked for is done; the CSV is released")
+	if err := r.save(ctx, rec); err != nil {
+		return err
 	}
 	if rec.prev.Phase != cleanupv1alpha1.PhaseCompleted {
-		took := done.Sub(csv.DeletionTimestamp.Time)
+		took := done.Sub(deleted)
 		uninstalls.WithLabelValues(resultCompleted, "").Inc()
 		uninstallDuration.Observe(took.Seconds())
 		r.event(csv, corev1.EventTypeNormal, "CleanupCompleted", "Uninstall", "Uninstall completed in %s", took.Round(time.Second))
 	}
-	return ctrl.Result{}, nil
+	return nil
+}
+
+// finishRelease completes the record of a CSV that csv-cleaner released
+// (the record says Releasing) when the attempt that released it could not
+// say so: the reply was lost, or the record's write failed. csv is the CSV
+// still being deleted by others' finalizers, or nil once it is gone; a
+// record of another CSV of the same name is left alone.
+func (r *Reconciler) finishRelease(ctx context.Context, key types.NamespacedName, csv client.Object) error {
+	obj := &cleanupv1alpha1.CSVCleanup{}
+	if err := r.APIReader.Get(ctx, key, obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if obj.Status.Phase != cleanupv1alpha1.PhaseReleasing || csv != nil && csv.GetUID() != obj.Status.CSVUID {
+		return nil
+	}
+	rec := &record{obj: obj, base: obj.DeepCopy(), st: &obj.Status, prev: *obj.Status.DeepCopy()}
+	deleted := time.Now()
+	if obj.Status.StartTime != nil {
+		deleted = obj.Status.StartTime.Time
+	}
+	if csv == nil {
+		gone := csvMetadata()
+		gone.Namespace, gone.Name, gone.UID = key.Namespace, key.Name, obj.Status.CSVUID
+		csv = gone
+	} else if t := csv.GetDeletionTimestamp(); t != nil {
+		deleted = t.Time
+	}
+	logr.FromContextOrDiscard(ctx).Info("Completing the uninstall record: the CSV was released", "csv", key)
+	rec.recovered()
+	return r.complete(ctx, rec, csv, deleted)
 }
 
 // skip records a deletion that is not an uninstall and releases the CSV at
@@ -138,14 +190,15 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 func (r *Reconciler) skip(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, rec *record, v plan.Verdict, now time.Time) error {
 	logr.FromContextOrDiscard(ctx).Info("Releasing the CSV without deleting anything", "reason", v.SkipReason, "message", v.Message)
 	rec.skipped(v.SkipReason, v.Message, metav1.NewTime(now))
+	rec.recovered()
 	if err := r.save(ctx, rec); err != nil {
-		return err
+		return inStep("record", err)
 	}
 	if err := r.releaseRBAC(ctx, csvKey(csv)); err != nil {
-		return err
+		return inStep("release", err)
 	}
 	if err := r.patchFinalizers(ctx, csv, r.Finalizers.Remove); err != nil {
-		return err
+		return inStep("release", err)
 	}
 	if rec.prev.Phase != cleanupv1alpha1.PhaseSkipped {
 		uninstalls.WithLabelValues(resultSkipped, v.SkipReason).Inc()

@@ -15,6 +15,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
@@ -81,19 +82,35 @@ func (o SetupOptions) withDefaults() SetupOptions {
 	return o
 }
 
+// ClientConfig prepares the config of csv-cleaner's manager: its requests
+// are counted (InstrumentClient), and its reads, discovery, the REST
+// mapper's and the informers' lists included, are retried in place while
+// the API server fails transiently (Retry.Transport), each try counted.
+func ClientConfig(cfg *rest.Config) {
+	cfg.Wrap(InstrumentClient)
+	cfg.Wrap(Retry.Transport)
+}
+
 // Setup registers csv-cleaner's controllers with a manager built with
-// Scheme() and CacheOptions().
+// Scheme() and CacheOptions() from a config ClientConfig prepared.
 func Setup(mgr ctrl.Manager, o SetupOptions) error {
 	o = o.withDefaults()
 	meta, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return fmt.Errorf("creating the metadata client: %w", err)
 	}
+	// Every write is retried in place while it fails transiently (Retry),
+	// and every read by the transport ClientConfig gave the manager.
+	c, live := Retry.Client(mgr.GetClient()), mgr.GetAPIReader()
+	recorder, err := newEventRecorder(mgr)
+	if err != nil {
+		return err
+	}
 	r := &Reconciler{
-		Client:        mgr.GetClient(),
+		Client:        c,
 		Metadata:      meta,
-		APIReader:     mgr.GetAPIReader(),
-		Recorder:      mgr.GetEventRecorder("csv-cleaner"),
+		APIReader:     live,
+		Recorder:      recorder,
 		Finalizers:    o.Finalizers,
 		DeleteWorkers: max(1, o.DeleteWorkers),
 		RBACHold:      o.RBACHold,
@@ -101,25 +118,26 @@ func Setup(mgr ctrl.Manager, o SetupOptions) error {
 		Self:          o.Self,
 		Namespace:     o.Namespace,
 		written:       &finalizer.Written{},
+		failures:      failureBackoff(),
 	}
 	for _, gvk := range rbac.HeldKinds {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), heldMetadata(gvk), rbac.OwnerIndex, rbac.OwnerIndexValue); err != nil {
 			return fmt.Errorf("indexing %s by owner CSV: %w", rbac.KindName(gvk), err)
 		}
 	}
-	if err := r.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: max(1, o.MaxConcurrentReconciles)}); err != nil {
+	if err := r.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: max(1, o.MaxConcurrentReconciles), RateLimiter: RateLimiter()}); err != nil {
 		return fmt.Errorf("setting up the CSV controller: %w", err)
 	}
 	if err := (acknowledger{r: r}).setup(mgr); err != nil {
 		return fmt.Errorf("setting up the uninstall acknowledgement: %w", err)
 	}
-	if err := (&PolicyStatusReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&PolicyStatusReconciler{Client: c}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the CleanupPolicy status controller: %w", err)
 	}
 	if o.OperandRole != "" {
 		binding := operandBinding{
-			binder:  rbac.OperandBinder{Live: mgr.GetAPIReader(), Writer: mgr.GetClient(), Role: o.OperandRole, Self: o.Self},
-			reviews: mgr.GetClient(),
+			binder:  rbac.OperandBinder{Live: live, Writer: c, Role: o.OperandRole, Self: o.Self},
+			reviews: c,
 			log:     mgr.GetLogger().WithName("operand-binding"),
 		}
 		if err := mgr.Add(binding); err != nil {

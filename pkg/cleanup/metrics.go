@@ -43,6 +43,15 @@ var (
 	})
 	progress = newProgressCollector()
 
+	failedAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "csv_cleaner_failed_attempts_total",
+		Help: "Attempts (reconciles) that failed with an error and are tried again after a backoff capped at 10 s, by controller and by the step that failed (read, classify, record, operands, clusterObjects, crds, release, manage).",
+	}, []string{"controller", "step"})
+	clientRetries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "csv_cleaner_client_retries_total",
+		Help: "Requests retried in place after a transient failure (a 5xx, a timeout, a 429 beyond client-go's own waits, a reset or lost connection), by verb.",
+	}, []string{"verb"})
+
 	clientRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "csv_cleaner_client_requests_total",
 		Help: "Requests csv-cleaner's client sent to the API server, by the API server's verb (get, list, watch, create, update, patch, delete, …).",
@@ -59,7 +68,8 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(uninstalls, uninstallDuration, operandsDeleted, recordUnwritable, progress, clientRequests, clientInflight, clientInflightMax)
+	metrics.Registry.MustRegister(uninstalls, uninstallDuration, operandsDeleted, recordUnwritable, progress, clientRequests, clientInflight, clientInflightMax,
+		failedAttempts, clientRetries)
 }
 
 // inflightCount counts requests in flight and remembers the most there were.

@@ -151,7 +151,9 @@ func (r *Reconciler) newSlots() chan struct{} { return make(chan struct{}, max(1
 func (r *Reconciler) deleteOne(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, obj *metav1.PartialObjectMetadata) error {
 	uid := obj.UID
 	if r.Metadata != nil {
-		return r.Metadata.Resource(gvr).Namespace(obj.Namespace).Delete(ctx, obj.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		return Retry.Delete(ctx, func() error {
+			return r.Metadata.Resource(gvr).Namespace(obj.Namespace).Delete(ctx, obj.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		})
 	}
 	// Unstructured, not PartialObjectMetadata: the API server answers a
 	// delete of an object with finalizers with the object, which the

@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -115,6 +116,7 @@ func (r *PolicyStatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&cleanupv1alpha1.CleanupPolicy{}, all, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(csvMetadata(), all, builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, membershipChanged))).
 		Watches(&corev1.Namespace{}, all, builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		WithOptions(controller.Options{RateLimiter: RateLimiter()}).
 		Complete(r)
 }
 

@@ -2,6 +2,7 @@ package cleanup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -13,9 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
@@ -58,6 +61,9 @@ type Reconciler struct {
 
 	// written remembers what this process patched from the cache's copies.
 	written *finalizer.Written
+	// failures counts each CSV's failed attempts in a row and spaces them
+	// (failureBackoff, afterAttempt).
+	failures workqueue.TypedRateLimiter[reconcile.Request]
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=clusterserviceversions,verbs=get;list;watch;patch
@@ -73,39 +79,49 @@ type Reconciler struct {
 // the CSV, run the uninstall of a deleting CSV, else keep the finalizer and
 // the RBAC hold right. An upgrade of csv-cleaner changes nothing here: until
 // the old version stops, it goes on as before.
+// A failed attempt is tried again after a capped backoff, and shown in the
+// record once failures go on (afterAttempt).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	return r.afterAttempt(ctx, req, res, err)
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	csv := csvMetadata()
 	if err := r.Client.Get(ctx, req.NamespacedName, csv); err != nil {
 		if apierrors.IsNotFound(err) {
+			// The CSV is gone: a hold left on its RBAC goes, and a record
+			// whose release succeeded without its reply says Completed.
 			progress.forget(req.NamespacedName)
-			return ctrl.Result{}, r.releaseOrphanedHold(ctx, req.NamespacedName)
+			return ctrl.Result{}, errors.Join(inStep("release", r.releaseOrphanedHold(ctx, req.NamespacedName)),
+				inStep("record", r.finishRelease(ctx, req.NamespacedName, nil)))
 		}
-		return ctrl.Result{}, err
+		return ctrl.Result{}, inStep("read", err)
 	}
 	log := logr.FromContextOrDiscard(ctx).WithValues("csv", klog.KObj(csv))
 	ctx = logr.NewContext(ctx, log)
 
 	fate, why, err := r.selfFate(ctx)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, inStep("read", err)
 	}
 	if r.isSelf(csv) {
 		return r.reconcileSelf(ctx, csv, fate, why)
 	}
 	if fate == SelfUninstalled {
-		return ctrl.Result{}, r.release(ctx, csv)
+		return ctrl.Result{}, inStep("release", r.release(ctx, csv))
 	}
 	policy, err := r.gather().Policy(ctx, csv)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, inStep("read", err)
 	}
 	if !csv.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, csv, policy)
 	}
 	if !plan.Managed(policy, csv) {
-		return ctrl.Result{}, r.release(ctx, csv)
+		return ctrl.Result{}, inStep("release", r.release(ctx, csv))
 	}
-	return ctrl.Result{}, r.ensureManaged(ctx, csv)
+	return ctrl.Result{}, inStep("manage", r.ensureManaged(ctx, csv))
 }
 
 // ensureManaged puts the finalizer on a managed CSV that is not being

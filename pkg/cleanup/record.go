@@ -1,7 +1,10 @@
 package cleanup
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -15,9 +18,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/transient"
 )
 
 // record is the CSVCleanup of one uninstall while a reconcile works on it.
@@ -96,13 +101,40 @@ func (r *Reconciler) save(ctx context.Context, rec *record) error {
 	if rec.obj == nil || equality.Semantic.DeepEqual(rec.base.Status, rec.obj.Status) {
 		return nil
 	}
-	if err := r.Client.Status().Patch(ctx, rec.obj, client.MergeFromWithOptions(rec.base, client.MergeFromWithOptimisticLock{})); err != nil {
+	err := r.Client.Status().Patch(ctx, rec.obj, client.MergeFromWithOptions(rec.base, client.MergeFromWithOptimisticLock{}))
+	if transient.WasLost(err) {
+		// A try's reply was lost and the retries conflicted, maybe with it,
+		// or failed too: when the record holds what this write says, it was
+		// written, once.
+		err = r.ownWrite(ctx, rec, err)
+	}
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil // the namespace is going away
 		}
 		return fmt.Errorf("writing the status of uninstall record %s: %w", client.ObjectKeyFromObject(rec.obj), err)
 	}
 	rec.base = rec.obj.DeepCopy()
+	return nil
+}
+
+// ownWrite reads the record after a status write whose reply was lost and
+// whose retries conflicted or failed: when its status is what the write said, the
+// write was done, and rec goes on from the record as it is (nil); else
+// conflict stands.
+func (r *Reconciler) ownWrite(ctx context.Context, rec *record, conflict error) error {
+	live := &cleanupv1alpha1.CSVCleanup{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(rec.obj), live); err != nil {
+		return errors.Join(conflict, err)
+	}
+	// Compared as the API server stores them: times to the second.
+	want, err1 := json.Marshal(rec.obj.Status)
+	got, err2 := json.Marshal(live.Status)
+	if err1 != nil || err2 != nil || !bytes.Equal(want, got) {
+		return conflict
+	}
+	logr.FromContextOrDiscard(ctx).V(1).Info("The record's status write was done though its reply was lost", "record", klog.KObj(live))
+	rec.obj.ObjectMeta = live.ObjectMeta
 	return nil
 }
 
@@ -145,7 +177,16 @@ func (rec *record) blocked(reason, msg string) {
 	rec.setCondition(cleanupv1alpha1.ConditionComplete, metav1.ConditionFalse, reason, "The uninstall is blocked")
 }
 
-// completed: everything is done; the CSV is about to be released.
+// releasing: every step is done; csv-cleaner's finalizer is being removed.
+func (rec *record) releasing(msg string) {
+	rec.st.Phase, rec.st.Reason, rec.st.Message = cleanupv1alpha1.PhaseReleasing, "", msg
+	rec.st.Blocking = nil
+	rec.setCondition(cleanupv1alpha1.ConditionDeleting, metav1.ConditionTrue, "Releasing", msg)
+	rec.setCondition(cleanupv1alpha1.ConditionBlocked, metav1.ConditionFalse, "NotBlocked", "Nothing blocks the uninstall")
+	rec.setCondition(cleanupv1alpha1.ConditionComplete, metav1.ConditionFalse, "Releasing", "The CSV is being released")
+}
+
+// completed: everything is done and the CSV was released.
 func (rec *record) completed(now metav1.Time, msg string) {
 	rec.st.Phase, rec.st.Reason, rec.st.Message = cleanupv1alpha1.PhaseCompleted, "", msg
 	rec.st.CompletionTime = &now

@@ -23,6 +23,7 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+	"github.com/csv-cleaner/csv-cleaner/pkg/transient"
 )
 
 // Released is one object whose csv-cleaner finalizers were removed.
@@ -109,13 +110,41 @@ func (rl Releaser) ReleaseOthers(ctx context.Context) ([]Released, error) {
 	return rl.releaseAll(ctx, todo)
 }
 
-// releaseAll patches the objects with Workers in flight.
+// releaseAll patches the objects with Workers in flight. What fails only
+// transiently, past the client's retries in place (a degraded API server),
+// goes again after a pause, until ctx ends: the release must finish within
+// its timeout, and no csv-cleaner may run afterwards to finish it.
 func (rl Releaser) releaseAll(ctx context.Context, todo []metav1.PartialObjectMetadata) ([]Released, error) {
 	var (
-		mu   sync.Mutex
-		out  []Released
-		errs []error
-		wg   sync.WaitGroup
+		out     []Released
+		earlier []error // what earlier passes could not do for good
+	)
+	for {
+		got, again, errs := rl.releasePass(ctx, todo)
+		out = append(out, got...)
+		if len(again) == 0 || ctx.Err() != nil {
+			return out, errors.Join(append(earlier, errs...)...)
+		}
+		for _, err := range errs {
+			if !transient.Is(err) {
+				earlier = append(earlier, err)
+			}
+		}
+		logr.FromContextOrDiscard(ctx).Info("Releasing again what the API server failed to answer", "objects", len(again))
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+		todo = again
+	}
+}
+
+// releasePass patches the objects once, with Workers in flight; again are
+// those whose patch failed transiently.
+func (rl Releaser) releasePass(ctx context.Context, todo []metav1.PartialObjectMetadata) (out []Released, again []metav1.PartialObjectMetadata, errs []error) {
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
 	)
 	work := make(chan *metav1.PartialObjectMetadata)
 	for range max(1, rl.Workers) {
@@ -128,6 +157,9 @@ func (rl Releaser) releaseAll(ctx context.Context, todo []metav1.PartialObjectMe
 				}
 				if err != nil {
 					errs = append(errs, err)
+				}
+				if transient.Is(err) {
+					again = append(again, *obj)
 				}
 				mu.Unlock()
 			}
@@ -144,7 +176,7 @@ func (rl Releaser) releaseAll(ctx context.Context, todo []metav1.PartialObjectMe
 	if err := ctx.Err(); err != nil {
 		errs = append(errs, fmt.Errorf("releasing %d objects: %w", len(todo)-len(out), err))
 	}
-	return out, errors.Join(errs...)
+	return out, again, errs
 }
 
 // releaseOne removes csv-cleaner's finalizers from one object (a CSV, or a

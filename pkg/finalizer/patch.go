@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/transient"
 )
 
 // Patch changes one object's finalizers to what change returns (nil leaves
@@ -18,7 +20,9 @@ import (
 // only a change of finalizers and ownerReferences, so a patch guarded by a
 // stale resourceVersion comes back Forbidden, not Conflict, when the caller
 // lacks the object's permissions. An object that is gone is no error.
-// changed reports whether a patch was written.
+// changed reports whether a patch was written. A patch whose reply was lost
+// (transient.LostReply: its retry conflicted) is found done when the live
+// object has the list it wrote, and counted once.
 func Patch(ctx context.Context, reader client.Reader, writer client.Writer, obj *metav1.PartialObjectMetadata, change func(*metav1.PartialObjectMetadata) []string) (changed bool, err error) {
 	return PatchCached(ctx, reader, writer, nil, obj, change)
 }
@@ -32,6 +36,7 @@ func PatchCached(ctx context.Context, reader client.Reader, writer client.Writer
 	gvk := obj.GroupVersionKind()
 	attempts := 0
 	stale := written.Behind(obj)
+	var lost []string // the list of a patch whose reply was lost
 	retriable := func(err error) bool { return apierrors.IsConflict(err) || attempts == 1 && apierrors.IsForbidden(err) }
 	err = retry.OnError(retry.DefaultRetry, retriable, func() error {
 		attempts++
@@ -41,6 +46,11 @@ func PatchCached(ctx context.Context, reader client.Reader, writer client.Writer
 			}
 			obj.SetGroupVersionKind(gvk)
 		}
+		if lost != nil && slices.Equal(obj.Finalizers, lost) {
+			changed = true // the lost patch was done
+			written.Note(obj)
+			return nil
+		}
 		list := change(obj)
 		if list == nil {
 			return nil
@@ -48,6 +58,9 @@ func PatchCached(ctx context.Context, reader client.Reader, writer client.Writer
 		base := obj.DeepCopy()
 		obj.Finalizers = list
 		if err := writer.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			if transient.WasLost(err) {
+				lost = list
+			}
 			return err
 		}
 		written.Note(obj)

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,23 @@ func TestBench(t *testing.T) {
 		}
 		t.Logf("%d operands: uninstall %s, per-object floor %s, ratio %.2f, DeleteCollection %s, peak in flight %.0f, peak RSS %.1f MiB", n, tp.Uninstall, tp.Floor, tp.Ratio(), tp.Collection, tp.PeakInflight, tp.PeakRSSMiB)
 		report.Throughput = append(report.Throughput, tp)
+	}
+
+	if scale.Faults > 0 && only("faults") {
+		i := slices.IndexFunc(report.Throughput, func(t Throughput) bool { return t.Operands == scale.Faults })
+		var unfaulted Throughput
+		if i >= 0 {
+			unfaulted = report.Throughput[i]
+		} else if unfaulted, err = e.MeasureThroughput(ctx, scale.Faults); err != nil {
+			t.Fatalf("throughput, %d operands: %v", scale.Faults, err)
+		}
+		f, err := e.MeasureFaults(ctx, scale.Faults, unfaulted)
+		if err != nil {
+			t.Fatalf("faults, %d operands: %v", scale.Faults, err)
+		}
+		t.Logf("%d operands behind the fault proxy: uninstall %s, without faults %s, ratio %.2f; injected %v; %.0f requests retried in place, %.0f attempts failed",
+			f.Operands, f.Uninstall, f.Unfaulted, f.Ratio(), f.Injected, f.Retries, f.FailedAttempts)
+		report.Faults = &f
 	}
 
 	for _, tool := range []Tool{KubectlOperator, OperatorSDKCleanup} {

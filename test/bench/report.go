@@ -27,6 +27,8 @@ type Report struct {
 	Startup     []Startup
 	// SideBySide is what users run today, each tool side by side with the per-object floor.
 	SideBySide []SideBySide
+	// Faults is the throughput run behind the fault proxy.
+	Faults *Faults `json:",omitempty"`
 }
 
 func defaultQPS() [2]float64 { return [2]float64{cleanup.DefaultQPS, cleanup.DefaultBurst} }
@@ -59,6 +61,15 @@ func (r Report) Figures() [][2]any {
 			[2]any{cpuKey + "etcd_floor_" + size(t.Operands), round(t.perOperand(t.FloorCPU.Etcd), 3)},
 			[2]any{cpuKey + "etcd_uninstall_" + size(t.Operands), round(t.perOperand(t.UninstallCPU.Etcd), 3)},
 			[2]any{cpuKey + "cleaner_uninstall_" + size(t.Operands), round(t.perOperand(t.UninstallCPU.Cleaner), 3)},
+		)
+	}
+	if f := r.Faults; f != nil {
+		out = append(out,
+			[2]any{"faults_ratio_to_unfaulted_" + size(f.Operands), round(f.Ratio(), 2)},
+			[2]any{"faults_uninstall_seconds_" + size(f.Operands), round(f.Uninstall.Seconds(), 2)},
+			[2]any{"faults_injected_" + size(f.Operands), f.injectedTotal()},
+			[2]any{"faults_requests_retried_" + size(f.Operands), f.Retries},
+			[2]any{"faults_failed_attempts_" + size(f.Operands), f.FailedAttempts},
 		)
 	}
 	for _, k := range r.SideBySide {
@@ -143,6 +154,8 @@ func goal(key string) string {
 	switch {
 	case strings.HasPrefix(key, "uninstall_ratio_to_floor_"):
 		return "≤ 1.05"
+	case strings.HasPrefix(key, "faults_ratio_to_unfaulted_"):
+		return "≤ 1.5"
 	case strings.HasPrefix(key, "burst_record_visible_p99"):
 		return "≤ 1"
 	case key == "burst_records_never_deleting", strings.HasPrefix(key, "startup_conflicts_"):

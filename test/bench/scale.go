@@ -30,17 +30,19 @@ type Scale struct {
 	Startup []int
 	// SideBySide is how many operands each tool users run today uninstalls side by side.
 	SideBySide int
+	// Faults is the size of the throughput run behind the fault proxy (one of Operands).
+	Faults int
 }
 
 // Full is `make bench`: the sizes the figures are quoted for.
 var Full = Scale{Name: "full", Operands: []int{1000, 10000, 30000}, ResumeOperands: 1000,
 	Fleets: []int{500, 2000, 10000}, Unrelated: 100000, IdleManaged: 2000, IdleWindow: 5 * time.Minute, SelfRelease: 1000,
-	BurstCSVs: 100, BurstOperands: 200, Startup: []int{1000, 10000}, SideBySide: 1000}
+	BurstCSVs: 100, BurstOperands: 200, Startup: []int{1000, 10000}, SideBySide: 1000, Faults: 10000}
 
 // Small runs in `make test`, so that the harness cannot rot.
 var Small = Scale{Name: "small", Operands: []int{1000}, ResumeOperands: 1000,
 	Fleets: []int{500}, Unrelated: 5000, IdleManaged: 100, IdleWindow: 20 * time.Second, SelfRelease: 100,
-	BurstCSVs: 10, BurstOperands: 20, Startup: []int{100}, SideBySide: 20}
+	BurstCSVs: 10, BurstOperands: 20, Startup: []int{100}, SideBySide: 20, Faults: 1000}
 
 // ScaleFromEnv is Full when BENCH_SCALE=full, else Small. BENCH_OPERANDS
 // and BENCH_STARTUP (comma-separated) override the throughput and the

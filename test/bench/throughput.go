@@ -62,61 +62,90 @@ func (t Throughput) perOperand(seconds float64) float64 { return seconds * 1000 
 // the uninstall of the first by a csv-cleaner of its own against the
 // per-object floor on the second and DeleteCollection on the third.
 func (e *Env) MeasureThroughput(ctx context.Context, n int) (Throughput, error) {
+	res, _, err := e.throughput(ctx, n, throughputRun{id: fmt.Sprintf("tp%d", n), name: "csv-cleaner-throughput-" + strconv.Itoa(n), floors: true})
+	return res, err
+}
+
+// throughputRun is one run of the throughput benchmark.
+type throughputRun struct {
+	id, name string
+	// args are csv-cleaner's extra arguments.
+	args []string
+	// floors measures the per-object floor and DeleteCollection too.
+	floors bool
+	// onDelete, if set, runs just before the CSV is deleted.
+	onDelete func()
+}
+
+// throughput is MeasureThroughput's run; it returns csv-cleaner's metrics
+// as they were after the uninstall.
+func (e *Env) throughput(ctx context.Context, n int, run throughputRun) (Throughput, Families, error) {
 	res := Throughput{Operands: n}
-	id := fmt.Sprintf("tp%d", n)
-	cleaner, err := e.StartCleaner(ctx, "csv-cleaner-throughput-"+strconv.Itoa(n))
+	id := run.id
+	cleaner, err := e.StartCleaner(ctx, run.name, run.args...)
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
 	defer func() { _ = cleaner.Stop(30 * time.Second) }()
 	ns, err := e.namespaces(ctx, "bench-target", targetNamespaces)
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
 	in := fixtures.Install{Namespace: id, CSVName: id + ".v1.0.0", Targets: ns, CRDs: crds(id), Labels: map[string]string{"bench": id}, OLMAdminRoles: true}
 	floorCRDs, collectionCRDs := crds(id+"-floor"), crds(id+"-collection")
+	if !run.floors {
+		floorCRDs, collectionCRDs = nil, nil
+	}
 	if err := e.policy(ctx, id); err != nil {
-		return res, err
+		return res, nil, err
 	}
 	if _, err := in.Create(ctx, e.Client); err != nil {
-		return res, err
+		return res, nil, err
 	}
 	if err := e.waitOperandRights(ctx, in.CRDs); err != nil {
-		return res, err
+		return res, nil, err
 	}
 	for _, set := range [][]fixtures.CRD{floorCRDs, collectionCRDs} {
 		for _, c := range set {
 			if err := fixtures.CreateCRD(ctx, e.Client, in.CRDObject(c)); err != nil {
-				return res, err
+				return res, nil, err
 			}
 		}
 	}
 	for _, set := range [][]fixtures.CRD{in.CRDs, floorCRDs, collectionCRDs} {
+		if len(set) == 0 {
+			continue // no floors in this run
+		}
 		if err := e.operands(ctx, set, ns, n); err != nil {
-			return res, err
+			return res, nil, err
 		}
 	}
 	if err := e.waitFinalizer(ctx, in.Key()); err != nil {
-		return res, err
+		return res, nil, err
 	}
 
 	meter, err := e.cpuMeter(cleaner)
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
-	if res.Collection, err = e.collectionFloor(ctx, collectionCRDs, ns); err != nil {
-		return res, err
-	}
-	res.FloorCPU, err = meter.during(func() (err error) {
-		res.Floor, err = e.perObjectFloor(ctx, floorCRDs)
-		return err
-	})
-	if err != nil {
-		return res, err
+	if run.floors {
+		if res.Collection, err = e.collectionFloor(ctx, collectionCRDs, ns); err != nil {
+			return res, nil, err
+		}
+		res.FloorCPU, err = meter.during(func() (err error) {
+			res.Floor, err = e.perObjectFloor(ctx, floorCRDs)
+			return err
+		})
+		if err != nil {
+			return res, nil, err
+		}
 	}
 	gone, err := e.watchGone(ctx, in.Namespace, in.CSVName)
 	if err != nil {
-		return res, err
+		return res, nil, err
+	}
+	if run.onDelete != nil {
+		run.onDelete()
 	}
 	// Operands created in the deletion's second would be kept (CreatedAfterDeletion);
 	// the floor's run above takes longer than that, this only makes it certain.
@@ -135,35 +164,35 @@ func (e *Env) MeasureThroughput(ctx context.Context, n int) (Throughput, error) 
 		return nil
 	})
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
 	// Read once, after: scraping csv-cleaner while it works would load it
 	// and the machine (gzip and text encoding of every metric).
 	m, err := cleaner.Scrape(ctx)
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
 	res.PeakInflight = m.Sum("csv_cleaner_client_requests_in_flight_max", nil)
 	if res.PeakRSSMiB, err = cleaner.PeakRSSMiB(); err != nil {
-		return res, err
+		return res, m, err
 	}
 	// csv-cleaner runs with its own ClusterRole: a refused request means the role lacks a rule.
 	if refused := m.Sum("rest_client_requests_total", map[string]string{"code": "403"}); refused > 0 {
-		return res, fmt.Errorf("kube-apiserver refused %.0f of csv-cleaner's requests: manifests/rbac/role.yaml lacks a permission (see its log)", refused)
+		return res, m, fmt.Errorf("kube-apiserver refused %.0f of csv-cleaner's requests: manifests/rbac/role.yaml lacks a permission (see its log)", refused)
 	}
 	left, err := e.count(ctx, in.CRDs)
 	if err != nil {
-		return res, fmt.Errorf("counting the operands left: %w", err)
+		return res, m, fmt.Errorf("counting the operands left: %w", err)
 	}
 	if left > 0 {
-		return res, fmt.Errorf("%d operands left after the uninstall", left)
+		return res, m, fmt.Errorf("%d operands left after the uninstall", left)
 	}
 	for _, c := range slices.Concat(in.CRDs, floorCRDs, collectionCRDs) {
 		if err := e.Client.Delete(ctx, in.CRDObject(c)); client.IgnoreNotFound(err) != nil {
-			return res, fmt.Errorf("deleting CRD %s: %w", c.Name(), err)
+			return res, m, fmt.Errorf("deleting CRD %s: %w", c.Name(), err)
 		}
 	}
-	return res, nil
+	return res, m, nil
 }
 
 // collectionFloor deletes the operands as a bare client-go program would

@@ -153,6 +153,9 @@ func (in *install) waitCSVGone(ctx context.Context) {
 	GinkgoHelper()
 	Eventually(func(ctx context.Context) error { _, err := in.getCSV(ctx); return err }).WithContext(ctx).
 		Should(Satisfy(apierrors.IsNotFound), "CSV %s is still there", in.csvKey())
+	// csv-cleaner says Completed just after the release that let the CSV go.
+	Eventually(func(ctx context.Context) string { return in.phase(ctx) }).WithContext(ctx).
+		ShouldNot(HavePrefix(string(cleanupv1alpha1.PhaseReleasing)), "the record of CSV %s stays Releasing", in.csvKey())
 }
 
 // record is csv-cleaner's CSVCleanup record of the install's CSV.

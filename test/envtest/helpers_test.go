@@ -154,6 +154,9 @@ func (s *scenario) uninstall(ctx context.Context) {
 func (s *scenario) csvGone(ctx context.Context) {
 	GinkgoHelper()
 	Eventually(func(ctx context.Context) error { _, err := s.getCSV(ctx); return err }).WithContext(ctx).Should(Satisfy(apierrors.IsNotFound))
+	// csv-cleaner says Completed just after the release that let the CSV go.
+	Eventually(func(ctx context.Context) string { return s.phase(ctx) }).WithContext(ctx).
+		ShouldNot(HavePrefix(string(cleanupv1alpha1.PhaseReleasing)))
 }
 
 func (s *scenario) record(ctx context.Context) *cleanupv1alpha1.CSVCleanup {

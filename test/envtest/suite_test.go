@@ -88,6 +88,7 @@ func startManagerAs(identity *rest.Config, mutate ...func(*cleanup.SetupOptions)
 	// The binary's default client rate limits.
 	cfg := rest.CopyConfig(identity)
 	cfg.QPS, cfg.Burst = 50, 100
+	cleanup.ClientConfig(cfg)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 cleanup.Scheme(),
 		Cache:                  cleanup.CacheOptions(),

@@ -1,0 +1,153 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+)
+
+// MaxRetryDelay caps the wait between two failed attempts of one object,
+// for every controller of csv-cleaner and its start-up binding: an
+// uninstall resumes at most this long after the API server has recovered.
+// controller-runtime's default grows to 1,000 s, so that an uninstall that
+// met a bad minute waited a quarter of an hour. Each attempt already
+// retries every request in place (transient.DefaultBackoff, up to 2.3 s), so
+// a failed attempt means the API server failed one request six times
+// running; while it is down, each failing CSV costs an attempt (six
+// requests) per cap. docs/benchmarks.md has the measurements behind 10 s.
+const MaxRetryDelay = 10 * time.Second
+
+// RetryingAfter is how many failed attempts in a row of one CSV make its
+// record say Retrying, with a Warning Event once.
+const RetryingAfter = 3
+
+// RateLimiter is controller-runtime's default rate limiter (per item
+// exponential from 5 ms, and 10 per second overall with bursts of 100)
+// with the per-item wait capped at MaxRetryDelay.
+func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedMaxOfRateLimiter(failureBackoff(), workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+}
+
+// failureBackoff waits 5 ms after a first failure, doubling up to MaxRetryDelay.
+func failureBackoff() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, MaxRetryDelay)
+}
+
+// stepError names the part of an attempt that failed, for the log, the
+// record and csv_cleaner_failed_attempts_total.
+type stepError struct {
+	step string
+	err  error
+}
+
+func (e *stepError) Error() string { return "step " + e.step + ": " + e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }
+
+// inStep names the step err failed in; nil stays nil, and a named one keeps its name.
+func inStep(step string, err error) error {
+	var named *stepError
+	if err == nil || errors.As(err, &named) {
+		return err
+	}
+	return &stepError{step: step, err: err}
+}
+
+// stepOf is the step an error of an attempt failed in.
+func stepOf(err error) string {
+	var named *stepError
+	if errors.As(err, &named) {
+		return named.step
+	}
+	return "reconcile"
+}
+
+// afterAttempt settles one attempt of the CSV controller. A failed one
+// waits failureBackoff (capped at MaxRetryDelay), counted by step; from
+// the RetryingAfter-th failure in a row the record says Retrying, with
+// the count, the last error and when the next attempt comes, and a
+// Warning Event tells it once. A successful one forgets the failures (the
+// uninstall clears its record's Retrying when it saves).
+func (r *Reconciler) afterAttempt(ctx context.Context, req reconcile.Request, res ctrl.Result, err error) (ctrl.Result, error) {
+	if err == nil {
+		r.failures.Forget(req)
+		return res, nil
+	}
+	if ctx.Err() != nil {
+		return res, err // stopping: the next csv-cleaner to run goes on
+	}
+	step := stepOf(err)
+	failedAttempts.WithLabelValues("clusterserviceversion", step).Inc()
+	delay := r.failures.When(req)
+	n := r.failures.NumRequeues(req)
+	log := logr.FromContextOrDiscard(ctx).WithValues("csv", req.NamespacedName)
+	log.Error(err, "Attempt failed; trying again", "step", step, "failuresInARow", n, "retryIn", delay.String())
+	if n >= RetryingAfter {
+		r.noteRetrying(logr.NewContext(ctx, log), req.NamespacedName, n, step, err, time.Now().Add(delay))
+	}
+	return ctrl.Result{RequeueAfter: delay}, nil
+}
+
+// noteRetrying shows failures that go on: the record's Retrying condition,
+// when the CSV has a record of an uninstall under way, and on the first
+// time in a row a Warning Event on the CSV. What it cannot write is logged.
+func (r *Reconciler) noteRetrying(ctx context.Context, key types.NamespacedName, n int, step string, cause error, next time.Time) {
+	log := logr.FromContextOrDiscard(ctx)
+	if n == RetryingAfter {
+		csv := csvMetadata()
+		if err := r.Client.Get(ctx, key, csv); err == nil {
+			r.event(csv, corev1.EventTypeWarning, "Retrying", "Retry",
+				"%d attempts in a row failed (step %s); csv-cleaner goes on trying, at least every %s; last error: %s", n, step, MaxRetryDelay, short(cause))
+		}
+	}
+	obj := &cleanupv1alpha1.CSVCleanup{}
+	if err := r.APIReader.Get(ctx, key, obj); err != nil {
+		log.V(1).Info("Not marking the uninstall record Retrying", "error", err.Error())
+		return
+	}
+	switch obj.Status.Phase {
+	case "", cleanupv1alpha1.PhaseCompleted, cleanupv1alpha1.PhaseSkipped:
+		return // no uninstall under way
+	}
+	rec := &record{obj: obj, base: obj.DeepCopy(), st: &obj.Status}
+	rec.retrying(n, step, cause, next)
+	if err := r.save(ctx, rec); err != nil {
+		log.Info("Could not mark the uninstall record Retrying", "error", err.Error())
+	}
+}
+
+// short bounds an error's text for a condition or an Event.
+func short(err error) string {
+	const most = 1000
+	s := err.Error()
+	if len(s) > most {
+		s = s[:most] + " …"
+	}
+	return s
+}
+
+// retrying: attempts keep failing; the condition says how many, the last
+// error and when the next one comes.
+func (rec *record) retrying(n int, step string, cause error, next time.Time) {
+	rec.setCondition(cleanupv1alpha1.ConditionRetrying, metav1.ConditionTrue, "AttemptsFailing",
+		fmt.Sprintf("%d attempts in a row failed, the last in step %s: %s; the next attempt is at %s",
+			n, step, short(cause), next.UTC().Format(time.RFC3339)))
+}
+
+// recovered: an attempt succeeded; a Retrying condition turns False.
+func (rec *record) recovered() {
+	if meta.IsStatusConditionTrue(rec.st.Conditions, cleanupv1alpha1.ConditionRetrying) {
+		rec.setCondition(cleanupv1alpha1.ConditionRetrying, metav1.ConditionFalse, "Succeeded", "The last attempt succeeded")
+	}
+}

@@ -1,0 +1,68 @@
+package cleanup
+
+import (
+	"context"
+	"fmt"
+
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	eventsv1client "k8s.io/client-go/kubernetes/typed/events/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/transient"
+)
+
+// newEventRecorder is csv-cleaner's Event recorder: client-go's events
+// broadcaster, as the manager's own, but with a sink that retries in place
+// (Retry). The broadcaster drops an Event the API server answers with an
+// error status ("will not retry"), so that under a degraded API server
+// CleanupStarted and CleanupCompleted went missing.
+func newEventRecorder(mgr ctrl.Manager) (events.EventRecorder, error) {
+	cs, err := eventsv1client.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return nil, fmt.Errorf("creating the events client: %w", err)
+	}
+	b := events.NewBroadcaster(retryingSink{&events.EventSinkImpl{Interface: cs}})
+	log := mgr.GetLogger().WithName("events")
+	err = mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		if err := b.StartRecordingToSinkWithContext(klog.NewContext(ctx, log)); err != nil {
+			return fmt.Errorf("starting to record Events: %w", err)
+		}
+		stop, err := b.StartLogging(log.V(1))
+		if err == nil {
+			defer stop()
+		}
+		<-ctx.Done()
+		b.Shutdown()
+		return nil
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("adding the Event broadcaster: %w", err)
+	}
+	return b.NewRecorder(mgr.GetScheme(), "csv-cleaner"), nil
+}
+
+// retryingSink writes Events with Retry; an Event whose create's reply was
+// lost is there already, and counts as written.
+type retryingSink struct{ events.EventSink }
+
+func (s retryingSink) Create(ctx context.Context, ev *eventsv1.Event) (out *eventsv1.Event, err error) {
+	err = Retry.Write(ctx, "create", func() (err error) { out, err = s.EventSink.Create(ctx, ev); return err })
+	if transient.WasLost(err) && apierrors.IsAlreadyExists(err) {
+		return ev, nil
+	}
+	return out, err
+}
+
+func (s retryingSink) Update(ctx context.Context, ev *eventsv1.Event) (out *eventsv1.Event, err error) {
+	err = Retry.Write(ctx, "update", func() (err error) { out, err = s.EventSink.Update(ctx, ev); return err })
+	return out, err
+}
+
+func (s retryingSink) Patch(ctx context.Context, old *eventsv1.Event, data []byte) (out *eventsv1.Event, err error) {
+	err = Retry.Write(ctx, "patch", func() (err error) { out, err = s.EventSink.Patch(ctx, old, data); return err })
+	return out, err
+}

@@ -1,0 +1,73 @@
+package transient
+
+import (
+	"errors"
+	"io"
+	"net/http"
+
+	"k8s.io/client-go/util/retry"
+)
+
+// errStatus marks a response whose status says the API server failed for a moment.
+var errStatus = errors.New("transient status")
+
+// Transport wraps a client's transport (rest.Config.Wrap) so that every
+// read (a GET that is not a watch) is retried in place while it fails
+// transiently: a 500, 502, 503, 504 or 429, or a connection error. It
+// covers what no client wrapper sees: discovery, the REST mapper, the
+// informers' lists and the metadata client. The last answer is returned as
+// it came. Watches and writes pass through: a reflector restarts its
+// watches itself, and writes are retried by Client, which knows whether a
+// reply may have been lost.
+func (r Retrier) Transport(next http.RoundTripper) http.RoundTripper {
+	backoff := r.Backoff
+	if backoff.Steps == 0 {
+		backoff = DefaultBackoff
+	}
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		if req.Method != http.MethodGet || req.URL.Query().Get("watch") == "true" {
+			return next.RoundTrip(req)
+		}
+		var resp *http.Response
+		tries := 0
+		retriable := func(err error) bool {
+			return req.Context().Err() == nil && (errors.Is(err, errStatus) || Is(err))
+		}
+		err := retry.OnError(backoff, retriable, func() error {
+			if resp != nil { // the answer of the try before, which is not returned
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+				_ = resp.Body.Close()
+			}
+			if tries++; tries > 1 && r.OnRetry != nil {
+				r.OnRetry("get", errStatus)
+			}
+			var err error
+			resp, err = next.RoundTrip(req)
+			switch {
+			case err != nil:
+				resp = nil
+				return err
+			case transientStatus(resp.StatusCode):
+				return errStatus
+			}
+			return nil
+		})
+		if errors.Is(err, errStatus) {
+			return resp, nil
+		}
+		return resp, err
+	})
+}
+
+func transientStatus(code int) bool {
+	switch code {
+	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable,
+		http.StatusGatewayTimeout, http.StatusTooManyRequests:
+		return true
+	}
+	return false
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

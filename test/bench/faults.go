@@ -1,0 +1,91 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/test/faultproxy"
+)
+
+// FaultRates are the faults of the benchmark's degraded run: 10 % of
+// requests refused (500 "etcdserver: request timed out", 503 and 429 with
+// Retry-After: 1, evenly), 5 % of DELETEs and PATCHes done with their reply
+// lost (a 500 or a reset stream), and every watch cut 5 to 15 s after it
+// opens. No delays: they would measure latency, not the handling of faults.
+var FaultRates = faultproxy.Rates{Refused: 0.10, LostReply: 0.05, CutWatchAfter: [2]time.Duration{5 * time.Second, 15 * time.Second}}
+
+// Faults is the throughput benchmark once more behind the fault proxy.
+type Faults struct {
+	Operands int
+	// Uninstall: from the CSV's deletion to the CSV being gone, under FaultRates.
+	Uninstall time.Duration
+	// Unfaulted is the same run's time without faults (Throughput.Uninstall of the same size).
+	Unfaulted time.Duration
+	// Injected counts the faults the proxy injected, by kind.
+	Injected map[faultproxy.Kind]int
+	// Retries are csv-cleaner's requests retried in place
+	// (csv_cleaner_client_retries_total), FailedAttempts its attempts that
+	// failed all the same (csv_cleaner_failed_attempts_total).
+	Retries, FailedAttempts float64
+}
+
+// Ratio is the uninstall's time under faults over its time without.
+func (f Faults) Ratio() float64 { return f.Uninstall.Seconds() / f.Unfaulted.Seconds() }
+
+// MeasureFaults runs the throughput benchmark's uninstall of n operands with
+// csv-cleaner behind a fault proxy that turns FaultRates on when the CSV is
+// deleted, and compares it with unfaulted, the run without faults.
+func (e *Env) MeasureFaults(ctx context.Context, n int, unfaulted Throughput) (Faults, error) {
+	res := Faults{Operands: n, Unfaulted: unfaulted.Uninstall}
+	proxy, err := faultproxy.Start(e.CleanerID.Config, 26)
+	if err != nil {
+		return res, err
+	}
+	defer proxy.Close()
+	kubeconfig := filepath.Join(e.LogDir, "faultproxy.kubeconfig")
+	if err := proxy.WriteKubeconfig(kubeconfig); err != nil {
+		return res, err
+	}
+	run := throughputRun{id: fmt.Sprintf("faults%d", n), name: "csv-cleaner-faults-" + strconv.Itoa(n),
+		args: []string{"--kubeconfig=" + kubeconfig}, onDelete: func() { proxy.SetRates(FaultRates) }}
+	tp, m, err := e.throughput(ctx, n, run)
+	proxy.SetRates(faultproxy.Rates{})
+	if err != nil {
+		return res, err
+	}
+	res.Uninstall, res.Injected = tp.Uninstall, proxy.Injected()
+	res.Retries = m.Sum("csv_cleaner_client_retries_total", nil)
+	res.FailedAttempts = m.Sum("csv_cleaner_failed_attempts_total", nil)
+	if err := proxy.Check(faultproxy.Refused500, faultproxy.Refused503, faultproxy.Refused429, faultproxy.LostReply500, faultproxy.LostReplyReset); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func (f Faults) injectedTotal() int {
+	n := 0
+	for _, c := range f.Injected {
+		n += c
+	}
+	return n
+}
+
+func (r Report) faultsWorkload() string {
+	if r.Faults == nil {
+		return "not run."
+	}
+	return fmt.Sprintf("the throughput benchmark's uninstall of %d operands once more, csv-cleaner talking to kube-apiserver through the project's fault proxy (`test/faultproxy`, an HTTPS reverse proxy on 127.0.0.1, seeded), which from the CSV's deletion on refuses 10 %% of requests (500 `etcdserver: request timed out`, 503, and 429 with `Retry-After: 1`, evenly), lets 5 %% of DELETEs and PATCHes happen and then answers 500 or resets the stream, and cuts every watch 5 to 15 s after it opens. `faults_ratio_to_unfaulted` divides its time by the same size's `uninstall_seconds` without faults; `faults_requests_retried` is csv-cleaner's `csv_cleaner_client_retries_total` (requests retried in place), `faults_failed_attempts` its `csv_cleaner_failed_attempts_total` (attempts that failed all the same and waited the capped backoff).", r.Faults.Operands)
+}
+
+func (r Report) faultsFinding() string {
+	f := r.Faults
+	if f == nil {
+		return "Not run."
+	}
+	return fmt.Sprintf("%d operands took %.1f s under faults against %.1f s without (%.2f times; the goal is 1.5): the proxy injected %d faults (%v), csv-cleaner retried %.0f requests in place and %.0f attempts failed all the same. Before in-place retries one failed request failed the whole attempt, and controller-runtime's backoff, doubling to 1,000 s, left uninstalls held for minutes after the API server had recovered; the wait between failed attempts is now capped at %s.",
+		f.Operands, f.Uninstall.Seconds(), f.Unfaulted.Seconds(), f.Ratio(), f.injectedTotal(), f.Injected, f.Retries, f.FailedAttempts, cleanup.MaxRetryDelay)
+}

@@ -1,0 +1,335 @@
+package envtest_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	dto "github.com/prometheus/client_model/go"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+	"github.com/csv-cleaner/csv-cleaner/test/faultproxy"
+)
+
+// behindProxy restarts csv-cleaner behind a fault proxy that degrades the
+// API server at rates from its start (so that every watch it opens is cut
+// too), and as usual again after the spec. The tests' own client talks to
+// the API server directly.
+func behindProxy(rates faultproxy.Rates) *faultproxy.Proxy {
+	GinkgoHelper()
+	seed := uint64(GinkgoRandomSeed())
+	proxy, err := faultproxy.Start(cp.Config, seed)
+	Expect(err).NotTo(HaveOccurred())
+	GinkgoWriter.Printf("fault proxy %s, seed %d, rates %+v\n", proxy.Config.Host, seed, rates)
+	proxy.SetRates(rates)
+	stopManager()
+	startManagerAs(proxy.Config)
+	DeferCleanup(func() {
+		stopManager()
+		proxy.Close()
+		GinkgoWriter.Printf("the fault proxy injected %v\n", proxy.Injected())
+		startManager()
+	})
+	return proxy
+}
+
+// onPath matches the requests of method whose path holds every part.
+func onPath(method string, parts ...string) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		if r.Method != method {
+			return false
+		}
+		for _, p := range parts {
+			if !strings.Contains(r.URL.Path, p) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// degradedInstall is a scenario with a held operand (a-<id>/held, with a
+// finalizer "the operator" removes), a free one (b-<id>/free), one outside
+// the targets, owned cluster RBAC and an unrelated ClusterRole.
+func degradedInstall(ctx context.Context, id string) *scenario {
+	GinkgoHelper()
+	s := newScenario(id)
+	s.createPolicy(ctx)
+	s.create(ctx)
+	s.operand(ctx, 0, s.ns("a"), "held", holdFinalizer)
+	s.operand(ctx, 0, s.ns("b"), "free")
+	s.operand(ctx, 0, s.ns("outside"), "spared")
+	s.ownedRBAC(ctx, "role")
+	s.clusterRole(ctx, "unrelated", map[string]string{"app": "other"})
+	return s
+}
+
+// releaseHeld is the operator finalizing its held operand.
+func (s *scenario) releaseHeld(ctx context.Context) {
+	GinkgoHelper()
+	held := &unstructured.Unstructured{}
+	held.SetGroupVersionKind(s.crd(0).GVK())
+	held.SetNamespace(s.ns("a"))
+	held.SetName("held")
+	dropFinalizers(ctx, held)
+}
+
+// expectUninstalled checks what a user checks after a held install's uninstall.
+func (s *scenario) expectUninstalled(ctx context.Context) {
+	GinkgoHelper()
+	Expect(s.remaining(ctx)).To(Equal([]string{
+		"CRD " + s.crd(0).Name(), "ClusterRole " + s.id + "-unrelated", "Widget " + s.ns("outside") + "/spared",
+	}), s.id)
+	rec := s.record(ctx)
+	Expect(rec.Status.Phase).To(Equal(cleanupv1alpha1.PhaseCompleted), s.id)
+	Expect(count(rec, "Widget."+s.crd(0).Group)).To(Equal(cleanupv1alpha1.KindCount{
+		Kind: "Widget." + s.crd(0).Group, Found: 2, Deleted: 2, Remaining: 0,
+		Kept: []cleanupv1alpha1.KeptCount{{Reason: "OutsideTargets", Count: 1}},
+	}), s.id)
+	Expect(count(rec, "ClusterRole.rbac.authorization.k8s.io").Deleted).To(BeEquivalentTo(1), s.id)
+	// client-go's event broadcaster sends an Event the API server refused again 10 s later.
+	for _, reason := range []string{"CleanupStarted", "CleanupCompleted"} {
+		Eventually(func(ctx context.Context) int { return s.eventCount(ctx, reason) }).WithContext(ctx).
+			WithTimeout(time.Minute).Should(Equal(1), s.id+" "+reason)
+	}
+}
+
+// completedWhileHeld watches the records of the scenarios and reports every
+// record seen Completed while its CSV still had csv-cleaner's finalizer.
+// Completed is written after the release, so a read of the CSV after the
+// record's event sees the release.
+func completedWhileHeld(ctx context.Context, scenarios []*scenario) (stop func() (completed int, held []string)) {
+	GinkgoHelper()
+	w, err := cleanupClient().Watch(ctx, &cleanupv1alpha1.CSVCleanupList{})
+	Expect(err).NotTo(HaveOccurred())
+	var (
+		mu   sync.Mutex
+		seen = map[string]bool{}
+		bad  []string
+		done = make(chan struct{})
+	)
+	byName := map[string]*scenario{}
+	for _, s := range scenarios {
+		byName[s.install.CSVName] = s
+	}
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		for ev := range w.ResultChan() {
+			rec, ok := ev.Object.(*cleanupv1alpha1.CSVCleanup)
+			s := byName[rec.GetName()]
+			if !ok || ev.Type == watch.Deleted || s == nil || rec.Status.Phase != cleanupv1alpha1.PhaseCompleted {
+				continue
+			}
+			mu.Lock()
+			seen[rec.Name] = true
+			mu.Unlock()
+			if fins := s.finalizers(ctx); slices.Contains(fins, plan.DefaultFinalizer) {
+				mu.Lock()
+				bad = append(bad, rec.Name)
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() (int, []string) {
+		w.Stop()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen), bad
+	}
+}
+
+// cleanupClient watches CSVCleanups directly on the API server.
+func cleanupClient() client.WithWatch {
+	GinkgoHelper()
+	c, err := client.NewWithWatch(cp.Config, client.Options{Scheme: cleanup.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+// failedAttempts reads csv_cleaner_failed_attempts_total of the CSV controller for step.
+func failedAttempts(step string) float64 {
+	GinkgoHelper()
+	families, err := metrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "csv_cleaner_failed_attempts_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if label(m, "controller") == "clusterserviceversion" && label(m, "step") == step {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+var _ = Describe("A degraded API server", func() {
+	It("never stalls ten uninstalls with held operands, and no record says Completed before its CSV is released", func(ctx SpecContext) {
+		var all []*scenario
+		for _, id := range []string{"flt0", "flt1", "flt2", "flt3", "flt4", "flt5", "flt6", "flt7", "flt8", "flt9"} {
+			all = append(all, degradedInstall(ctx, id))
+		}
+		By("starting csv-cleaner behind the fault proxy: its first start puts its finalizers on under the faults")
+		proxy := behindProxy(faultproxy.Degraded)
+		for _, s := range all {
+			s.waitFinalizer(ctx)
+		}
+		stop := completedWhileHeld(ctx, all)
+
+		By("deleting the ten CSVs at once; the operator finalizes its held operands a few seconds later")
+		all[len(all)-1].afterOperands()
+		deleted := time.Now()
+		for _, s := range all {
+			csv, err := s.getCSV(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(k8s.Delete(ctx, csv)).To(Succeed())
+		}
+		time.Sleep(3 * time.Second)
+		for _, s := range all {
+			s.releaseHeld(ctx)
+		}
+		for _, s := range all {
+			Eventually(func(ctx context.Context) error { _, err := s.getCSV(ctx); return err }).WithContext(ctx).
+				WithTimeout(3*time.Minute).Should(Satisfy(apierrors.IsNotFound), s.id)
+			// The record says Completed once the release has succeeded: just after the CSV went.
+			Eventually(func(ctx context.Context) string { return s.phase(ctx) }).WithContext(ctx).Should(Equal("Completed/"), s.id)
+		}
+		GinkgoWriter.Printf("the ten uninstalls took %s under the faults (the held operands were released after 3 s)\n", time.Since(deleted).Round(100*time.Millisecond))
+		proxy.SetRates(faultproxy.Rates{})
+		Expect(proxy.Check(faultproxy.RandomKinds...)).To(Succeed())
+
+		completed, held := stop()
+		Expect(held).To(BeEmpty(), "records seen Completed while their CSV still had csv-cleaner's finalizer")
+		Expect(completed).To(Equal(len(all)))
+		for _, s := range all {
+			s.expectUninstalled(ctx)
+		}
+	})
+
+	It("counts a release whose reply was lost once: Completed, one Event", func(ctx SpecContext) {
+		s := degradedInstall(ctx, "lostrel")
+		proxy := behindProxy(faultproxy.Rates{})
+		s.waitFinalizer(ctx)
+		By("losing the reply of csv-cleaner's PATCH that removes its finalizer from the CSV")
+		proxy.Add(faultproxy.Rule{Match: onPath(http.MethodPatch, "/clusterserviceversions/"+s.install.CSVName), Fault: faultproxy.LostReplyReset, Times: 1})
+		s.deleteCSV(ctx)
+		s.releaseHeld(ctx)
+		s.csvGone(ctx)
+		Eventually(func(ctx context.Context) string { return s.phase(ctx) }).WithContext(ctx).Should(Equal("Completed/"))
+		Expect(proxy.Check(faultproxy.LostReplyReset)).To(Succeed())
+		s.expectUninstalled(ctx)
+	})
+
+	It("counts a record's status write whose reply was lost once", func(ctx SpecContext) {
+		s := degradedInstall(ctx, "lostrec")
+		proxy := behindProxy(faultproxy.Rates{})
+		s.waitFinalizer(ctx)
+		By("losing the replies of the record's first two status writes")
+		proxy.Add(faultproxy.Rule{Match: onPath(http.MethodPatch, "/csvcleanups/"+s.install.CSVName+"/status"), Fault: faultproxy.LostReply500, Times: 2})
+		s.deleteCSV(ctx)
+		s.releaseHeld(ctx)
+		s.csvGone(ctx)
+		Eventually(func(ctx context.Context) string { return s.phase(ctx) }).WithContext(ctx).Should(Equal("Completed/"))
+		Expect(proxy.Check(faultproxy.LostReply500)).To(Succeed())
+		Expect(proxy.Injected()[faultproxy.LostReply500]).To(Equal(2))
+		s.expectUninstalled(ctx)
+	})
+
+	It("shows failures that go on in the record, and clears them once an attempt succeeds", func(ctx SpecContext) {
+		s := degradedInstall(ctx, "retrying")
+		proxy := behindProxy(faultproxy.Rates{})
+		s.waitFinalizer(ctx)
+		before := failedAttempts("operands")
+		By("failing every list of the operator's operands with 500")
+		lift := proxy.Add(faultproxy.Rule{Match: onPath(http.MethodGet, "/"+s.crd(0).Group+"/", "/widgets"), Fault: faultproxy.Refused500, Times: 1 << 30})
+		s.deleteCSV(ctx)
+		s.releaseHeld(ctx)
+		Eventually(func(ctx context.Context) *metav1.Condition {
+			rec := &cleanupv1alpha1.CSVCleanup{}
+			if err := k8s.Get(ctx, s.install.Key(), rec); err != nil {
+				return nil
+			}
+			return findCondition(rec, cleanupv1alpha1.ConditionRetrying)
+		}).WithContext(ctx).Should(And(
+			HaveField("Status", metav1.ConditionTrue),
+			HaveField("Message", And(ContainSubstring("attempts in a row failed, the last in step operands"),
+				ContainSubstring("etcdserver: request timed out"), ContainSubstring("the next attempt is at")))))
+		Expect(s.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer))
+		Expect(s.eventCount(ctx, "Retrying")).To(Equal(1))
+		Expect(failedAttempts("operands") - before).To(BeNumerically(">=", cleanup.RetryingAfter))
+
+		By("letting the lists through again")
+		lift()
+		s.csvGone(ctx)
+		Eventually(func(ctx context.Context) string { return s.phase(ctx) }).WithContext(ctx).Should(Equal("Completed/"))
+		Expect(findCondition(s.record(ctx), cleanupv1alpha1.ConditionRetrying)).To(And(
+			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "Succeeded")))
+		Expect(s.eventCount(ctx, "Retrying")).To(Equal(1), "one Warning Event for the whole streak")
+		s.expectUninstalled(ctx)
+	})
+
+	It("lets csv-cleaner release, on its own uninstall, every finalizer it placed within its timeout", func(ctx SpecContext) {
+		var all []*scenario
+		for _, id := range []string{"frel0", "frel1", "frel2", "frel3", "frel4"} {
+			all = append(all, degradedInstall(ctx, id))
+		}
+		proxy := behindProxy(faultproxy.Degraded)
+		for _, s := range all {
+			s.waitFinalizer(ctx)
+			waitRBACFinalizers(ctx, s.id+"-role", held)
+		}
+		stopManager()
+
+		By("running the release through the fault proxy, as csv-cleaner release does")
+		cfg := rest.CopyConfig(proxy.Config)
+		cleanup.ClientConfig(cfg)
+		c, err := client.New(cfg, client.Options{Scheme: cleanup.Scheme()})
+		Expect(err).NotTo(HaveOccurred())
+		c = cleanup.Retry.Client(c)
+		releaseCtx, cancel := context.WithTimeout(ctx, cleanup.DefaultReleaseTimeout)
+		defer cancel()
+		rl := cleanup.Releaser{Live: c, Writer: c, Finalizers: plan.Finalizers{Current: plan.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
+			Hold: rbac.HoldFinalizer, Workers: 8, Reporter: "test"}
+		released, err := rl.ReleaseOthers(releaseCtx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(len(released)).To(BeNumerically(">=", 3*len(all)))
+		Expect(proxy.Check(faultproxy.Refused500, faultproxy.Refused503, faultproxy.Refused429, faultproxy.LostReply500, faultproxy.LostReplyReset)).To(Succeed())
+		for _, s := range all {
+			Expect(s.finalizers(ctx)).NotTo(ContainElement(plan.DefaultFinalizer), s.id)
+			Expect(rbacFinalizers(ctx, s.id+"-role")).To(Equal([][]string{{}, {}}), s.id)
+		}
+	})
+})
+
+func findCondition(rec *cleanupv1alpha1.CSVCleanup, typ string) *metav1.Condition {
+	return meta.FindStatusCondition(rec.Status.Conditions, typ)
+}
