@@ -92,8 +92,10 @@ type refusedObject struct {
 
 // deleteAll deletes exactly the given objects, page after page, each with
 // its UID as a precondition (an object re-created under the same name is
-// spared), a request at a time per slot (newSlots: DeleteWorkers of them)
-// within the client's rate limit. Objects already gone or replaced are
+// spared), a request at a time per slot (newSlots: DeleteWorkers of them,
+// held while the API server has the request) within the client's rate
+// limit. Four times as many workers as slots keep the slots busy while some
+// requests wait to be tried again. Objects already gone or replaced are
 // skipped; refusals (a webhook, an admission policy, RBAC) are collected,
 // not fatal, so that every other object is still deleted.
 func (r *Reconciler) deleteAll(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, pages <-chan []metav1.PartialObjectMetadata, slots chan struct{}) (deleteResult, error) {
@@ -104,12 +106,11 @@ func (r *Reconciler) deleteAll(ctx context.Context, gvr schema.GroupVersionResou
 		errs []error
 		wg   sync.WaitGroup
 	)
-	for range max(1, r.DeleteWorkers) {
+	inSlots := withSlots(ctx, slots)
+	for range 4 * max(1, r.DeleteWorkers) {
 		wg.Go(func() {
 			for obj := range jobs {
-				slots <- struct{}{}
-				err := r.deleteOne(ctx, gvr, gvk, obj)
-				<-slots
+				err := r.deleteOne(inSlots, gvr, gvk, obj)
 				mu.Lock()
 				refusal, refused := ClassifyRefusal(err)
 				switch {
@@ -140,9 +141,6 @@ feed:
 	operandsDeleted.Add(float64(res.deleted))
 	return res, errors.Join(append(errs, ctx.Err())...)
 }
-
-// newSlots bounds the deletes one uninstall has in flight, whatever kinds they are of.
-func (r *Reconciler) newSlots() chan struct{} { return make(chan struct{}, max(1, r.DeleteWorkers)) }
 
 // deleteOne deletes one object with its UID as a precondition. With a
 // metadata client (Reconciler.Metadata) it names the resource directly and

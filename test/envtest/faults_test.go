@@ -199,7 +199,12 @@ var _ = Describe("A degraded API server", func() {
 			all = append(all, degradedInstall(ctx, id))
 		}
 		By("starting csv-cleaner behind the fault proxy: its first start puts its finalizers on under the faults")
-		proxy := behindProxy(faultproxy.Degraded)
+		// The watches are cut sooner than issue 26's 5 to 15 s: the ten
+		// uninstalls take about that long, and every watch is to be cut at
+		// least once while they run.
+		rates := faultproxy.Degraded
+		rates.CutWatchAfter = [2]time.Duration{2 * time.Second, 6 * time.Second}
+		proxy := behindProxy(rates)
 		for _, s := range all {
 			s.waitFinalizer(ctx)
 		}
