@@ -82,14 +82,14 @@ func (o SetupOptions) withDefaults() SetupOptions {
 	return o
 }
 
-// ClientConfig prepares the config of csv-cleaner's manager: an
-// uninstall's deletes hold its slots while the API server has them
-// (holdSlot), its requests are counted (InstrumentClient), and its reads, discovery, the REST
+// ClientConfig prepares the config of csv-cleaner's manager: its requests
+// are counted while the API server has them (InstrumentClient), an
+// uninstall's deletes hold its slots meanwhile (holdSlot), and its reads, discovery, the REST
 // mapper's and the informers' lists included, are retried in place while
 // the API server fails transiently (Retry.Transport), each try counted.
 func ClientConfig(cfg *rest.Config) {
+	cfg.Wrap(InstrumentClient) // innermost: it counts what the API server has
 	cfg.Wrap(holdSlot)
-	cfg.Wrap(InstrumentClient)
 	cfg.Wrap(Retry.Transport)
 }
 

@@ -66,6 +66,16 @@ func TestBench(t *testing.T) {
 		report.Faults = &f
 	}
 
+	if scale.OutageOperands > 0 && only("outage") {
+		o, err := e.MeasureOutage(ctx, scale.OutageOperands, scale.OutageDown)
+		if err != nil {
+			t.Fatalf("outage: %v", err)
+		}
+		t.Logf("%d operands, every request refused for %s from the deletion: complete %s after the recovery; %d requests refused, %.0f attempts failed",
+			o.Operands, o.Down, o.Resumed, o.Refused, o.FailedAttempts)
+		report.Outage = &o
+	}
+
 	for _, tool := range []Tool{KubectlOperator, OperatorSDKCleanup} {
 		if scale.SideBySide == 0 || !only("side-by-side") {
 			break

@@ -42,6 +42,7 @@ func (r Report) Markdown() string {
 	p("- **What users run today** (`kubectl_operator_*`, `operator_sdk_cleanup_*`): %s", r.sideBySideWorkload())
 	p("- **Burst** (`burst_*`): %s", r.burstWorkload())
 	p("- **Faults** (`faults_*`): %s", r.faultsWorkload())
+	p("- **Outage** (`outage_*`): %s", r.outageWorkload())
 	p("- **First start** (`startup_*`): %s", r.startupWorkload())
 	p("- **Resume** (`resume_*`): 1,000 operands; csv-cleaner puts its finalizer on the CSV and is stopped, the CSV is deleted, and csv-cleaner is started again. Seconds from the process's start to the first operand deleted (a watch on the operands sees it) and to the CSV being gone.")
 	p("- **Memory** (`rss_mib_N`): N CSVs in 50 namespaces, 10 %% of them managed by a CleanupPolicy and 90 %% OLM copies (label `olm.copiedFrom`), and %d custom resources of an unrelated CRD. A fresh csv-cleaner is started for each N; once it has put its finalizer on every managed CSV and 5 s have passed, its peak resident set size (`VmHWM` in `/proc/<pid>/status`).", r.unrelated())

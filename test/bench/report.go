@@ -29,6 +29,8 @@ type Report struct {
 	SideBySide []SideBySide
 	// Faults is the throughput run behind the fault proxy.
 	Faults *Faults `json:",omitempty"`
+	// Outage is an uninstall through an outage of the API server.
+	Outage *Outage `json:",omitempty"`
 }
 
 func defaultQPS() [2]float64 { return [2]float64{cleanup.DefaultQPS, cleanup.DefaultBurst} }
@@ -70,6 +72,14 @@ func (r Report) Figures() [][2]any {
 			[2]any{"faults_injected_" + size(f.Operands), f.injectedTotal()},
 			[2]any{"faults_requests_retried_" + size(f.Operands), f.Retries},
 			[2]any{"faults_failed_attempts_" + size(f.Operands), f.FailedAttempts},
+		)
+	}
+	if o := r.Outage; o != nil {
+		out = append(out,
+			[2]any{"outage_resumed_seconds_" + size(o.Operands), round(o.Resumed.Seconds(), 2)},
+			[2]any{"outage_down_seconds", round(o.Down.Seconds(), 0)},
+			[2]any{"outage_refused_requests", o.Refused},
+			[2]any{"outage_failed_attempts", o.FailedAttempts},
 		)
 	}
 	for _, k := range r.SideBySide {
@@ -156,6 +166,8 @@ func goal(key string) string {
 		return "≤ 1.05"
 	case strings.HasPrefix(key, "faults_ratio_to_unfaulted_"):
 		return "≤ 1.5"
+	case strings.HasPrefix(key, "outage_resumed_seconds_"):
+		return "≤ 10 + 2.3"
 	case strings.HasPrefix(key, "burst_record_visible_p99"):
 		return "≤ 1"
 	case key == "burst_records_never_deleting", strings.HasPrefix(key, "startup_conflicts_"):
