@@ -89,7 +89,7 @@ test-e2e: e2e-tools ## Run the end-to-end suite on the local cluster with real O
 	go test -tags e2e ./test/e2e/... -count=1 -timeout 30m
 
 .PHONY: bench
-bench: control-plane bench-tools ## Measure csv-cleaner (throughput against the per-object floor, kubectl-operator side by side, a burst of uninstalls, a first start, resume, memory, idle cost) and write docs/benchmarks.{md,json,svg}.
+bench: control-plane bench-tools ## Measure csv-cleaner (throughput against the per-object floor, the same behind a fault proxy, an outage of the API server, kubectl-operator side by side, a burst of uninstalls, a first start, resume, memory, idle cost) and write docs/benchmarks.{md,json,svg}.
 	BENCH_SCALE=full BENCH_REPORT_DIR=$(CURDIR)/docs go test ./test/bench -run TestBench -count=1 -v -timeout 90m
 
 .PHONY: control-plane

@@ -26,7 +26,7 @@ import (
 // retries every request in place (transient.DefaultBackoff, up to 2.3 s), so
 // a failed attempt means the API server failed one request six times
 // running; while it is down, each failing CSV costs an attempt (six
-// requests) per cap. docs/benchmarks.md has the measurements behind 10 s.
+// requests) per cap. docs/faults.md has the measurements behind 10 s.
 const MaxRetryDelay = 10 * time.Second
 
 // RetryingAfter is how many failed attempts in a row of one CSV make its

@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/transient"
 )
@@ -26,24 +25,41 @@ func newEventRecorder(mgr ctrl.Manager) (events.EventRecorder, error) {
 		return nil, fmt.Errorf("creating the events client: %w", err)
 	}
 	b := events.NewBroadcaster(retryingSink{&events.EventSinkImpl{Interface: cs}})
+	// Recording starts now, so that no Event of a controller that starts
+	// first is lost, and stops with the manager.
 	log := mgr.GetLogger().WithName("events")
-	err = mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		if err := b.StartRecordingToSinkWithContext(klog.NewContext(ctx, log)); err != nil {
-			return fmt.Errorf("starting to record Events: %w", err)
-		}
-		stop, err := b.StartLogging(log.V(1))
-		if err == nil {
-			defer stop()
-		}
-		<-ctx.Done()
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), log))
+	if err := b.StartRecordingToSinkWithContext(ctx); err != nil {
+		cancel()
+		return nil, fmt.Errorf("starting to record Events: %w", err)
+	}
+	stopLogging, err := b.StartLogging(log.V(1))
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("starting to log Events: %w", err)
+	}
+	err = mgr.Add(stopWith(func() {
+		stopLogging()
 		b.Shutdown()
-		return nil
+		cancel()
 	}))
 	if err != nil {
+		cancel()
 		return nil, fmt.Errorf("adding the Event broadcaster: %w", err)
 	}
 	return b.NewRecorder(mgr.GetScheme(), "csv-cleaner"), nil
 }
+
+// stopWith runs stop when the manager stops, leader or not.
+type stopWith func()
+
+func (s stopWith) Start(ctx context.Context) error {
+	<-ctx.Done()
+	s()
+	return nil
+}
+
+func (stopWith) NeedLeaderElection() bool { return false }
 
 // retryingSink writes Events with Retry; an Event whose create's reply was
 // lost is there already, and counts as written.

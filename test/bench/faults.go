@@ -41,15 +41,11 @@ func (f Faults) Ratio() float64 { return f.Uninstall.Seconds() / f.Unfaulted.Sec
 // deleted, and compares it with unfaulted, the run without faults.
 func (e *Env) MeasureFaults(ctx context.Context, n int, unfaulted Throughput) (Faults, error) {
 	res := Faults{Operands: n, Unfaulted: unfaulted.Uninstall}
-	proxy, err := faultproxy.Start(e.CleanerID.Config, 26)
+	proxy, kubeconfig, err := e.faultProxy("faults")
 	if err != nil {
 		return res, err
 	}
 	defer proxy.Close()
-	kubeconfig := filepath.Join(e.LogDir, "faultproxy.kubeconfig")
-	if err := proxy.WriteKubeconfig(kubeconfig); err != nil {
-		return res, err
-	}
 	run := throughputRun{id: fmt.Sprintf("faults%d", n), name: "csv-cleaner-faults-" + strconv.Itoa(n),
 		args: []string{"--kubeconfig=" + kubeconfig}, onDelete: func() { proxy.SetRates(FaultRates) }}
 	tp, m, err := e.throughput(ctx, n, run)
@@ -88,4 +84,19 @@ func (r Report) faultsFinding() string {
 	}
 	return fmt.Sprintf("%d operands took %.1f s under faults against %.1f s without (%.2f times; the goal is 1.5): the proxy injected %d faults (%v), csv-cleaner retried %.0f requests in place and %.0f attempts failed all the same. Before in-place retries one failed request failed the whole attempt, and controller-runtime's backoff, doubling to 1,000 s, left uninstalls held for minutes after the API server had recovered; the wait between failed attempts is now capped at %s. What the retries cost is mostly the 429s: client-go waits out their `Retry-After` (1 s) before it tries again, and while each delete held one of the %d slots for its whole call, those waits idled the slots: 10,000 operands took 39.2 s against 14.6 s (2.68 times, measured by hand on 2026-11-24). A request now holds its slot only while the API server has it (the transport takes it), and four times as many workers as slots keep the slots busy while some wait.",
 		f.Operands, f.Uninstall.Seconds(), f.Unfaulted.Seconds(), f.Ratio(), f.injectedTotal(), f.Injected, f.Retries, f.FailedAttempts, cleanup.MaxRetryDelay, cleanup.DefaultDeleteWorkers)
+}
+
+// faultProxy starts a fault proxy (seed 26) in front of the API server with
+// csv-cleaner's identity, and writes a kubeconfig for it.
+func (e *Env) faultProxy(name string) (*faultproxy.Proxy, string, error) {
+	proxy, err := faultproxy.Start(e.CleanerID.Config, 26)
+	if err != nil {
+		return nil, "", err
+	}
+	kubeconfig := filepath.Join(e.LogDir, name+".kubeconfig")
+	if err := proxy.WriteKubeconfig(kubeconfig); err != nil {
+		proxy.Close()
+		return nil, "", err
+	}
+	return proxy, kubeconfig, nil
 }

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -33,15 +32,11 @@ type Outage struct {
 // between failed attempts (cleanup.MaxRetryDelay) bounds.
 func (e *Env) MeasureOutage(ctx context.Context, n int, down time.Duration) (Outage, error) {
 	res := Outage{Operands: n, Down: down}
-	proxy, err := faultproxy.Start(e.CleanerID.Config, 26)
+	proxy, kubeconfig, err := e.faultProxy("outage")
 	if err != nil {
 		return res, err
 	}
 	defer proxy.Close()
-	kubeconfig := filepath.Join(e.LogDir, "outage.kubeconfig")
-	if err := proxy.WriteKubeconfig(kubeconfig); err != nil {
-		return res, err
-	}
 	var (
 		mu        sync.Mutex
 		recovered time.Time

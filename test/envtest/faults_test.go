@@ -240,34 +240,25 @@ var _ = Describe("A degraded API server", func() {
 		}
 	})
 
-	It("counts a release whose reply was lost once: Completed, one Event", func(ctx SpecContext) {
-		s := degradedInstall(ctx, "lostrel")
-		proxy := behindProxy(faultproxy.Rates{})
-		s.waitFinalizer(ctx)
-		By("losing the reply of csv-cleaner's PATCH that removes its finalizer from the CSV")
-		proxy.Add(faultproxy.Rule{Match: onPath(http.MethodPatch, "/clusterserviceversions/"+s.install.CSVName), Fault: faultproxy.LostReplyReset, Times: 1})
-		s.deleteCSV(ctx)
-		s.releaseHeld(ctx)
-		s.csvGone(ctx)
-		Eventually(func(ctx context.Context) string { return s.phase(ctx) }).WithContext(ctx).Should(Equal("Completed/"))
-		Expect(proxy.Check(faultproxy.LostReplyReset)).To(Succeed())
-		s.expectUninstalled(ctx)
-	})
-
-	It("counts a record's status write whose reply was lost once", func(ctx SpecContext) {
-		s := degradedInstall(ctx, "lostrec")
-		proxy := behindProxy(faultproxy.Rates{})
-		s.waitFinalizer(ctx)
-		By("losing the replies of the record's first two status writes")
-		proxy.Add(faultproxy.Rule{Match: onPath(http.MethodPatch, "/csvcleanups/"+s.install.CSVName+"/status"), Fault: faultproxy.LostReply500, Times: 2})
-		s.deleteCSV(ctx)
-		s.releaseHeld(ctx)
-		s.csvGone(ctx)
-		Eventually(func(ctx context.Context) string { return s.phase(ctx) }).WithContext(ctx).Should(Equal("Completed/"))
-		Expect(proxy.Check(faultproxy.LostReply500)).To(Succeed())
-		Expect(proxy.Injected()[faultproxy.LostReply500]).To(Equal(2))
-		s.expectUninstalled(ctx)
-	})
+	DescribeTable("counts a write whose reply was lost once: Completed, one Event each",
+		func(ctx SpecContext, id string, resource func(*scenario) string, fault faultproxy.Kind, times int) {
+			s := degradedInstall(ctx, id)
+			proxy := behindProxy(faultproxy.Rates{})
+			s.waitFinalizer(ctx)
+			proxy.Add(faultproxy.Rule{Match: onPath(http.MethodPatch, resource(s)), Fault: fault, Times: times})
+			s.deleteCSV(ctx)
+			s.releaseHeld(ctx)
+			s.csvGone(ctx)
+			Eventually(func(ctx context.Context) string { return s.phase(ctx) }).WithContext(ctx).Should(Equal("Completed/"))
+			Expect(proxy.Check(fault)).To(Succeed())
+			Expect(proxy.Injected()[fault]).To(Equal(times))
+			s.expectUninstalled(ctx)
+		},
+		Entry("the finalizer PATCH that releases the CSV (a reset stream)", "lostrel",
+			func(s *scenario) string { return "/clusterserviceversions/" + s.install.CSVName }, faultproxy.LostReplyReset, 1),
+		Entry("the record's first two status writes (500s)", "lostrec",
+			func(s *scenario) string { return "/csvcleanups/" + s.install.CSVName + "/status" }, faultproxy.LostReply500, 2),
+	)
 
 	It("shows failures that go on in the record, and clears them once an attempt succeeds", func(ctx SpecContext) {
 		s := degradedInstall(ctx, "retrying")
