@@ -10,6 +10,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	dto "github.com/prometheus/client_model/go"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -113,42 +114,51 @@ func (s *scenario) expectUninstalled(ctx context.Context) {
 // completedWhileHeld watches the records of the scenarios and reports every
 // record seen Completed while its CSV still had csv-cleaner's finalizer.
 // Completed is written after the release, so a read of the CSV after the
-// record's event sees the release.
+// record's event sees the release. A watch that ends is opened again (its
+// first events are the records as they are).
 func completedWhileHeld(ctx context.Context, scenarios []*scenario) (stop func() (completed int, held []string)) {
 	GinkgoHelper()
-	w, err := cleanupClient().Watch(ctx, &cleanupv1alpha1.CSVCleanupList{})
-	Expect(err).NotTo(HaveOccurred())
+	c := cleanupClient()
+	byName := map[string]*scenario{}
+	for _, s := range scenarios {
+		byName[s.install.CSVName] = s
+	}
 	var (
 		mu   sync.Mutex
 		seen = map[string]bool{}
 		bad  []string
 		done = make(chan struct{})
 	)
-	byName := map[string]*scenario{}
-	for _, s := range scenarios {
-		byName[s.install.CSVName] = s
-	}
+	ctx, cancel := context.WithCancel(ctx)
 	go func() {
 		defer GinkgoRecover()
 		defer close(done)
-		for ev := range w.ResultChan() {
-			rec, ok := ev.Object.(*cleanupv1alpha1.CSVCleanup)
-			s := byName[rec.GetName()]
-			if !ok || ev.Type == watch.Deleted || s == nil || rec.Status.Phase != cleanupv1alpha1.PhaseCompleted {
+		for ctx.Err() == nil {
+			w, err := c.Watch(ctx, &cleanupv1alpha1.CSVCleanupList{})
+			if err != nil {
+				time.Sleep(100 * time.Millisecond)
 				continue
 			}
-			mu.Lock()
-			seen[rec.Name] = true
-			mu.Unlock()
-			if fins := s.finalizers(ctx); slices.Contains(fins, plan.DefaultFinalizer) {
+			for ev := range w.ResultChan() {
+				rec, ok := ev.Object.(*cleanupv1alpha1.CSVCleanup)
+				if !ok || ev.Type == watch.Deleted || byName[rec.Name] == nil || rec.Status.Phase != cleanupv1alpha1.PhaseCompleted {
+					continue
+				}
+				csv := &operatorsv1alpha1.ClusterServiceVersion{}
+				err := k8s.Get(ctx, byName[rec.Name].install.Key(), csv)
+				held := err == nil && slices.Contains(csv.Finalizers, plan.DefaultFinalizer)
 				mu.Lock()
-				bad = append(bad, rec.Name)
+				if held && !slices.Contains(bad, rec.Name) {
+					bad = append(bad, rec.Name)
+				}
+				seen[rec.Name] = true
 				mu.Unlock()
 			}
+			w.Stop()
 		}
 	}()
 	return func() (int, []string) {
-		w.Stop()
+		cancel()
 		<-done
 		mu.Lock()
 		defer mu.Unlock()
