@@ -116,9 +116,25 @@ func (r *Reconciler) acknowledge(ctx context.Context, cached client.Object) erro
 // the write succeeds. The acknowledger and the uninstall both start it, at
 // the same moment in a quiet cluster: the one whose write conflicts reads
 // the record again and goes on from what the other wrote, so that neither
-// fails nor sends the Event twice. It returns the record as it now is.
+// fails nor sends the Event twice; they take turns (startTurns), and the
+// second reads the record again rather than write the same start. It
+// returns the record as it now is.
 func (r *Reconciler) startRecord(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, rec *record, s plan.Settings, policy string, v plan.Verdict, now time.Time) (*record, error) {
 	log := logr.FromContextOrDiscard(ctx)
+	if rec.st.StartTime != nil && rec.st.Policy == policy { // the usual case: started in an earlier pass
+		if r.starts.confirm(csv.UID) {
+			r.sendStarted(csv, policy, v, aboutToDo(csv, s, v))
+		}
+		return rec, nil
+	}
+	turn := r.starts.take(csv.UID)
+	defer turn.Unlock()
+	if turn.started && rec.st.StartTime == nil {
+		var err error
+		if rec, err = r.openRecord(ctx, csv); err != nil { // read before the other's write
+			return rec, err
+		}
+	}
 	for range 3 {
 		if !rec.start(policy, metav1.NewTime(now)) {
 			return rec, nil
@@ -128,10 +144,15 @@ func (r *Reconciler) startRecord(ctx context.Context, csv *operatorsv1alpha1.Clu
 		rec.deleting("Uninstall started: " + about)
 		err := r.save(ctx, rec)
 		if err == nil {
-			r.event(csv, corev1.EventTypeNormal, "CleanupStarted", "Uninstall", "Uninstall started under CleanupPolicy %s: %s; %s", policy, v.Message, about)
+			turn.started = true
+			r.sendStarted(csv, policy, v, about)
 			return rec, nil
 		}
+		// Nothing was done yet that the record must keep: the start is
+		// written again, with its Event, by whoever comes next.
+		r.pending.drop(csv.UID)
 		if !apierrors.IsConflict(err) {
+			turn.unsure = true // the write may have happened: see confirm
 			return rec, err
 		}
 		log.V(1).Info("Reading the uninstall record again: it was written meanwhile")
@@ -140,6 +161,11 @@ func (r *Reconciler) startRecord(ctx context.Context, csv *operatorsv1alpha1.Clu
 		}
 	}
 	return rec, fmt.Errorf("starting the uninstall record of %s: it kept changing", csvKey(csv))
+}
+
+// sendStarted sends CleanupStarted, once the record's start is written.
+func (r *Reconciler) sendStarted(csv *operatorsv1alpha1.ClusterServiceVersion, policy string, v plan.Verdict, about string) {
+	r.event(csv, corev1.EventTypeNormal, "CleanupStarted", "Uninstall", "Uninstall started under CleanupPolicy %s: %s; %s", policy, v.Message, about)
 }
 
 // aboutToDo says, for a person, what an uninstall under the settings does:

@@ -121,6 +121,7 @@ func (r *Reconciler) noteRetrying(ctx context.Context, key types.NamespacedName,
 		return // no uninstall under way
 	}
 	rec := &record{obj: obj, base: obj.DeepCopy(), st: &obj.Status}
+	r.pending.apply(rec) // what the failed attempt could not write goes with the mark
 	rec.retrying(n, step, cause, next)
 	if err := r.save(ctx, rec); err != nil {
 		log.Info("Could not mark the uninstall record Retrying", "error", err.Error())

@@ -146,6 +146,7 @@ func (r *Reconciler) complete(ctx context.Context, rec *record, csv client.Objec
 	if err := r.save(ctx, rec); err != nil {
 		return err
 	}
+	r.starts.forget(csv.GetUID())
 	if rec.prev.Phase != cleanupv1alpha1.PhaseCompleted {
 		took := done.Sub(deleted)
 		uninstalls.WithLabelValues(resultCompleted, "").Inc()
@@ -200,6 +201,7 @@ func (r *Reconciler) skip(ctx context.Context, csv *operatorsv1alpha1.ClusterSer
 	if err := r.patchFinalizers(ctx, csv, r.Finalizers.Remove); err != nil {
 		return inStep("release", err)
 	}
+	r.starts.forget(csv.UID)
 	if rec.prev.Phase != cleanupv1alpha1.PhaseSkipped {
 		uninstalls.WithLabelValues(resultSkipped, v.SkipReason).Inc()
 		r.event(csv, corev1.EventTypeNormal, "CleanupSkipped", "Uninstall", "Nothing deleted (%s): %s", v.SkipReason, v.Message)

@@ -81,6 +81,9 @@ type deleteResult struct {
 	deleted int
 	// refused are the objects the API server refused to delete (ClassifyRefusal).
 	refused []refusedObject
+	// failed counts the objects without finalizers whose delete failed
+	// otherwise: they remain (those with finalizers remain anyway).
+	failed int
 }
 
 // refusedObject is an object the API server refused to delete; with an
@@ -120,6 +123,9 @@ func (r *Reconciler) deleteAll(ctx context.Context, gvr schema.GroupVersionResou
 				case refused:
 					res.refused = append(res.refused, refusedObject{obj: *obj, refusal: refusal})
 				default:
+					if len(obj.Finalizers) == 0 {
+						res.failed++
+					}
 					errs = append(errs, fmt.Errorf("deleting %s %s/%s: %w", gvk.Kind, obj.Namespace, obj.Name, err))
 				}
 				mu.Unlock()

@@ -113,6 +113,7 @@ func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide p
 		}
 	}
 	wg.Wait()
+	var failed []error
 	for i := range scopes {
 		s := &scopes[i]
 		switch {
@@ -153,14 +154,17 @@ func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide p
 			continue
 		}
 		if err != nil {
-			return err
+			// What a failed pass deleted before it failed is counted all the
+			// same (the record is written on the way out): the next pass no
+			// longer finds it.
+			failed = append(failed, fmt.Errorf("%s: %w", s.Kind, err))
 		}
 		if pass.deleted > 0 {
 			r.event(u.csv, corev1.EventTypeNormal, "OperandsDeleted", "Delete", "Deleted %d %s objects", pass.deleted, s.Kind)
 		}
 		// What was deleted is counted even when the API server refused some
 		// deletes: the record shows every step that was taken.
-		u.rec.count(s.Kind, pass.found, len(pass.remaining)+len(pass.refused), pass.kept)
+		u.rec.count(s.Kind, pass.found, len(pass.remaining)+len(pass.refused)+pass.failed, pass.kept)
 		u.rec.keep(pass.keptRefs...)
 		for _, f := range pass.refused {
 			if f.refusal.Reason == cleanupv1alpha1.BlockedForbidden {
@@ -174,7 +178,7 @@ func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide p
 			o.blocking = append(o.blocking, refs(s.Kind, pass.remaining, "Finalizers")...)
 		}
 	}
-	return nil
+	return errors.Join(failed...)
 }
 
 // settleRound decides what a pass that left operands comes to: the

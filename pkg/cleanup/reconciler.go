@@ -64,6 +64,10 @@ type Reconciler struct {
 	// failures counts each CSV's failed attempts in a row and spaces them
 	// (failureBackoff, afterAttempt).
 	failures workqueue.TypedRateLimiter[reconcile.Request]
+	// starts serialises the starts of each uninstall's record (startRecord).
+	starts startTurns
+	// pending are the records' statuses that a pass could not write.
+	pending pendingRecords
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=clusterserviceversions,verbs=get;list;watch;patch

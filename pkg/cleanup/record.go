@@ -90,6 +90,7 @@ func (r *Reconciler) openRecordFrom(ctx context.Context, csv *operatorsv1alpha1.
 		obj.Status = cleanupv1alpha1.CSVCleanupStatus{CSVUID: csv.UID}
 		rec.prev = cleanupv1alpha1.CSVCleanupStatus{}
 	}
+	r.pending.apply(rec)
 	return rec, nil
 }
 
@@ -98,7 +99,11 @@ func (r *Reconciler) save(ctx context.Context, rec *record) error {
 	if rec.keptOn {
 		rec.st.Kept = boundKept(rec.kept)
 	}
-	if rec.obj == nil || equality.Semantic.DeepEqual(rec.base.Status, rec.obj.Status) {
+	if rec.obj == nil {
+		return nil
+	}
+	if equality.Semantic.DeepEqual(rec.base.Status, rec.obj.Status) {
+		r.pending.drop(rec.st.CSVUID)
 		return nil
 	}
 	err := r.Client.Status().Patch(ctx, rec.obj, client.MergeFromWithOptions(rec.base, client.MergeFromWithOptimisticLock{}))
@@ -112,8 +117,10 @@ func (r *Reconciler) save(ctx context.Context, rec *record) error {
 		if apierrors.IsNotFound(err) {
 			return nil // the namespace is going away
 		}
+		r.pending.keep(rec.st.CSVUID, rec.st)
 		return fmt.Errorf("writing the status of uninstall record %s: %w", client.ObjectKeyFromObject(rec.obj), err)
 	}
+	r.pending.drop(rec.st.CSVUID)
 	rec.base = rec.obj.DeepCopy()
 	return nil
 }

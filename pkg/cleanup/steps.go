@@ -59,13 +59,16 @@ func (r *Reconciler) clusterObjectStep(ctx context.Context, u *uninstall) (bool,
 			continue
 		}
 		owned, err := rbac.DeleteOwned(ctx, r.APIReader, r.Client, gvk, csvKey(u.csv))
+		if owned.Found > 0 || err == nil {
+			// Counted even when a delete failed: the next pass no longer finds what this one deleted.
+			u.rec.count(rbac.KindName(gvk), owned.Found, len(owned.Remaining), nil)
+		}
 		if forbidden := (*rbac.ForbiddenError)(nil); errors.As(err, &forbidden) {
 			return false, &plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: rbac.KindName(gvk) + " " + forbidden.Name, Message: forbidden.Error()}
 		}
 		if err != nil {
 			return false, err
 		}
-		u.rec.count(rbac.KindName(gvk), owned.Found, len(owned.Remaining), nil)
 		blocking = append(blocking, refs(rbac.KindName(gvk), owned.Remaining, "Finalizers")...)
 	}
 	u.rec.setBlocking(blocking)
@@ -86,6 +89,12 @@ func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
 	}
 	kept := map[string]int{}
 	found, remaining := 0, 0
+	// What a pass did is counted even when it fails part way: the next
+	// pass no longer finds a CRD this one deleted once it is gone.
+	fail := func(err error) (bool, error) {
+		u.rec.count(plan.CRDKind, found, remaining, kept)
+		return false, err
+	}
 	for i := range u.scopes {
 		s := &u.scopes[i]
 		if s.CRD == nil {
@@ -95,10 +104,10 @@ func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
 		if fate.Action == plan.ActionDelete && s.CRD.DeletionTimestamp.IsZero() {
 			left, err := r.gather().InstancesLeft(ctx, s)
 			if apierrors.IsForbidden(err) {
-				return false, forbiddenOperands(*s, []string{"list"}, "")
+				return fail(forbiddenOperands(*s, []string{"list"}, ""))
 			}
 			if err != nil {
-				return false, err
+				return fail(err)
 			}
 			fate = plan.CRDFate(u.settings, *s, left)
 		}
@@ -119,9 +128,11 @@ func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
 			remaining++ // the API server removes it once its instances are cleaned up
 		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		case apierrors.IsForbidden(err):
-			return false, &plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: "CustomResourceDefinition " + s.Name, Message: err.Error()}
+			remaining++
+			return fail(&plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: "CustomResourceDefinition " + s.Name, Message: err.Error()})
 		default:
-			return false, fmt.Errorf("deleting CRD %s: %w", s.Name, err)
+			remaining++
+			return fail(fmt.Errorf("deleting CRD %s: %w", s.Name, err))
 		}
 	}
 	u.rec.count(plan.CRDKind, found, remaining, kept)

@@ -103,7 +103,9 @@ func ListOwned(ctx context.Context, reader client.Reader, gvk schema.GroupVersio
 // labels for the CSV, each with a UID precondition so that an object
 // re-created under the same name in the meantime is spared. It reads through
 // reader (uncached) and is idempotent: objects already gone or already
-// terminating are not deleted again.
+// terminating are not deleted again. When a delete fails, what it found and
+// what remains (that object and those after it) are returned with the error,
+// so that what it did delete is still counted.
 func DeleteOwned(ctx context.Context, reader client.Reader, writer client.Writer, gvk schema.GroupVersionKind, csv types.NamespacedName) (Owned, error) {
 	items, err := ListOwned(ctx, reader, gvk, csv)
 	if err != nil {
@@ -124,8 +126,10 @@ func DeleteOwned(ctx context.Context, reader client.Reader, writer client.Writer
 				// Gone, or replaced by a new object of the same name: not ours to delete.
 				continue
 			case apierrors.IsForbidden(err):
+				out.Remaining = append(out.Remaining, items[i:]...)
 				return out, &ForbiddenError{Op: "deleting", GVK: gvk, Name: obj.GetName(), Err: err}
 			default:
+				out.Remaining = append(out.Remaining, items[i:]...)
 				return out, fmt.Errorf("deleting %s %q: %w", KindName(gvk), obj.GetName(), err)
 			}
 		}

@@ -270,6 +270,30 @@ var _ = Describe("A degraded API server", func() {
 			func(s *scenario) string { return "/csvcleanups/" + s.install.CSVName + "/status" }, faultproxy.LostReply500, 2),
 	)
 
+	It("still counts what a pass deleted when its record write failed", func(ctx SpecContext) {
+		s := degradedInstall(ctx, "lostcount")
+		proxy := behindProxy(faultproxy.Rates{})
+		s.waitFinalizer(ctx)
+		By("refusing the record's status writes once the free operand was deleted, for two attempts")
+		var mu sync.Mutex
+		deleted := false
+		freed, status := onPath(http.MethodDelete, "/"+s.ns("b")+"/", "/widgets/free"), onPath(http.MethodPatch, "/csvcleanups/"+s.install.CSVName+"/status")
+		const refusals = 2 * 6 // two attempts' writes, each tried 6 times in place
+		proxy.Add(faultproxy.Rule{Fault: faultproxy.Refused500, Times: refusals, Match: func(r *http.Request) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			deleted = deleted || freed(r)
+			return deleted && status(r)
+		}})
+		s.deleteCSV(ctx)
+		Eventually(func() int { return proxy.Injected()[faultproxy.Refused500] }).WithContext(ctx).Should(Equal(refusals))
+		By("releasing the held operand: the next passes no longer find the free one")
+		s.releaseHeld(ctx)
+		s.csvGone(ctx)
+		Eventually(func(ctx context.Context) string { return s.phase(ctx) }).WithContext(ctx).Should(Equal("Completed/"))
+		s.expectUninstalled(ctx)
+	})
+
 	It("shows failures that go on in the record, and clears them once an attempt succeeds", func(ctx SpecContext) {
 		s := degradedInstall(ctx, "retrying")
 		proxy := behindProxy(faultproxy.Rates{})

@@ -1,0 +1,57 @@
+package cleanup
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+)
+
+// pendingRecords holds, per CSV, the record's status that a pass could not
+// write (save failed). The next pass, and the Retrying mark, start from it
+// rather than from the record as stored, so that what the failed pass did
+// is still counted: the objects it deleted are no longer found, and a count
+// derived from what is found would say less than was done. It lives as long
+// as the process; a restart starts from the stored record.
+type pendingRecords struct {
+	mu  sync.Mutex
+	csv map[types.UID]*cleanupv1alpha1.CSVCleanupStatus
+}
+
+// keep remembers st as the newest status of the CSV's record.
+func (p *pendingRecords) keep(uid types.UID, st *cleanupv1alpha1.CSVCleanupStatus) {
+	if uid == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.csv == nil {
+		p.csv = map[types.UID]*cleanupv1alpha1.CSVCleanupStatus{}
+	}
+	p.csv[uid] = st.DeepCopy()
+}
+
+// drop forgets the CSV's pending status: the record holds it now.
+func (p *pendingRecords) drop(uid types.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.csv, uid)
+}
+
+// apply puts the CSV's pending status, if any, into rec: its base stays the
+// record as stored, so that the next write carries what the failed one did.
+func (p *pendingRecords) apply(rec *record) {
+	if rec.obj == nil {
+		return
+	}
+	p.mu.Lock()
+	st := p.csv[rec.st.CSVUID]
+	p.mu.Unlock()
+	if st == nil {
+		return
+	}
+	rec.obj.Status = *st.DeepCopy()
+	rec.st = &rec.obj.Status
+	rec.prev = *st.DeepCopy()
+}
