@@ -52,15 +52,24 @@ const (
 	ConversionKeep ConversionAction = "Keep"
 )
 
-// CleanupPolicySpec selects ClusterServiceVersions and says what their uninstall removes.
+// CleanupPolicySpec selects ClusterServiceVersions and ClusterExtensions and says what their uninstall removes.
+// +kubebuilder:validation:XValidation:rule="!has(self.clusterExtensionSelector) || !(has(self.operands) && self.operands == 'Orphan' && has(self.crds) && self.crds == 'Delete')",message="operands: Orphan with crds: Delete cannot hold for a ClusterExtension: the garbage collector would delete its CRDs and with them every custom resource the policy keeps; set crds: Orphan, or operands: Delete"
 type CleanupPolicySpec struct {
-	// csvSelector selects CSVs by label. Empty selects all CSVs.
+	// csvSelector selects CSVs by label. Empty selects all CSVs; absent
+	// selects all CSVs too, unless clusterExtensionSelector is set (then no CSV).
 	// +optional
 	CSVSelector *metav1.LabelSelector `json:"csvSelector,omitempty"`
 
 	// namespaceSelector selects CSVs by the labels of their namespace. Empty selects all namespaces.
+	// It does not apply to ClusterExtensions, which are cluster-scoped.
 	// +optional
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
+	// clusterExtensionSelector selects OLM v1 ClusterExtensions
+	// (olm.operatorframework.io/v1) by label. Empty selects all
+	// ClusterExtensions; absent selects none.
+	// +optional
+	ClusterExtensionSelector *metav1.LabelSelector `json:"clusterExtensionSelector,omitempty"`
 
 	// operands says whether the custom resources of the CSV's owned CRDs are deleted.
 	// +kubebuilder:default=Delete
@@ -119,6 +128,10 @@ type CleanupPolicyStatus struct {
 	// managedCSVs is how many CSVs this policy manages now (it selects them and wins over other policies).
 	// +optional
 	ManagedCSVs int32 `json:"managedCSVs"`
+
+	// managedClusterExtensions is how many ClusterExtensions this policy manages now.
+	// +optional
+	ManagedClusterExtensions int32 `json:"managedClusterExtensions,omitempty"`
 
 	// conditions: Overlapping is True when another policy selects some of the same CSVs.
 	// +listType=map

@@ -30,6 +30,8 @@ const (
 	ReasonCopied    = "Copied"
 	// ReasonUnmanaged: no CleanupPolicy selects the CSV any more.
 	ReasonUnmanaged = "Unmanaged"
+	// ReasonOrphanCascade: a ClusterExtension deleted with --cascade=orphan, whose dependents all stay.
+	ReasonOrphanCascade = "OrphanCascade"
 )
 
 // Condition types of a CSVCleanup.

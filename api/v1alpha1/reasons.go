@@ -57,6 +57,9 @@ const (
 	BlockedOperandsRemaining = "OperandsRemaining"
 	// BlockedOperatorUnavailable: operands with finalizers remain and the operator's Deployment is gone or not Available.
 	BlockedOperatorUnavailable = "OperatorUnavailable"
+	// BlockedOwnershipMismatch: an object has a ClusterExtension's controller ownerReference, so the garbage
+	// collector deletes it with the extension, but its OLM owner labels name another owner.
+	BlockedOwnershipMismatch = "OwnershipMismatch"
 )
 
 // Reason is a status reason with its one-line meaning.
@@ -71,6 +74,7 @@ var (
 		{ReasonReinstall, "a Subscription still tracks the CSV, so OLM re-creates it"},
 		{ReasonCopied, "the CSV is one of OLM's copies in a target namespace"},
 		{ReasonUnmanaged, "no CleanupPolicy selects the CSV any more"},
+		{ReasonOrphanCascade, "a ClusterExtension deleted with --cascade=orphan: the garbage collector keeps everything it applied"},
 	}
 	KeptReasons = []Reason{
 		{KeepOutsideTargets, "the operand is in a namespace the operator did not target"},
@@ -97,5 +101,6 @@ var (
 		{BlockedConversionFailed, "a CRD's conversion webhook fails"},
 		{BlockedOperandsRemaining, "operands held by finalizers remain past operandTimeout (onTimeout: Wait)"},
 		{BlockedOperatorUnavailable, "operands with finalizers remain and the operator is not running"},
+		{BlockedOwnershipMismatch, "an object the garbage collector deletes with the ClusterExtension has owner labels that name another owner"},
 	}
 )

@@ -222,6 +222,11 @@ func (in *CleanupPolicySpec) DeepCopyInto(out *CleanupPolicySpec) {
 		*out = new(v1.LabelSelector)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.ClusterExtensionSelector != nil {
+		in, out := &in.ClusterExtensionSelector, &out.ClusterExtensionSelector
+		*out = new(v1.LabelSelector)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.OperandTimeout != nil {
 		in, out := &in.OperandTimeout, &out.OperandTimeout
 		*out = new(v1.Duration)

@@ -18,6 +18,8 @@ const (
 	DeleteOwnerLabels = "OwnerLabels"
 	// DeleteInstalledAlongside: an owned CRD OLM installed with this CSV, owned by no other CSV, deleted once its instances are gone.
 	DeleteInstalledAlongside = "InstalledAlongside"
+	// DeleteGarbageCollected: a CRD a ClusterExtension owns, with no instance left, that the garbage collector deletes once the extension is gone.
+	DeleteGarbageCollected = "GarbageCollected"
 )
 
 // Item is one object and what an uninstall does with it, and why: what

@@ -72,13 +72,21 @@ type Selection struct {
 // select nothing. A selector that cannot be parsed selects nothing and is
 // reported in errs, so a malformed policy never widens what is deleted.
 func SelectPolicy(policies []cleanupv1alpha1.CleanupPolicy, csvLabels, nsLabels map[string]string) (sel Selection, errs []error) {
+	return selectAmong(policies, func(p *cleanupv1alpha1.CleanupPolicy) (bool, error) { return Selects(p, csvLabels, nsLabels) })
+}
+
+// selectAmong ranks the policies that selects matches: the highest
+// priority wins, then the name that sorts first. Policies being deleted
+// select nothing; a selector that cannot be parsed selects nothing and is
+// reported in errs.
+func selectAmong(policies []cleanupv1alpha1.CleanupPolicy, selects func(*cleanupv1alpha1.CleanupPolicy) (bool, error)) (sel Selection, errs []error) {
 	var matched []*cleanupv1alpha1.CleanupPolicy
 	for i := range policies {
 		p := &policies[i]
 		if p.DeletionTimestamp != nil {
 			continue
 		}
-		ok, err := Selects(p, csvLabels, nsLabels)
+		ok, err := selects(p)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -103,8 +111,13 @@ func SelectPolicy(policies []cleanupv1alpha1.CleanupPolicy, csvLabels, nsLabels 
 	return sel, errs
 }
 
-// Selects reports whether a policy's two selectors match a CSV's and its namespace's labels.
+// Selects reports whether a policy's two selectors match a CSV's and its
+// namespace's labels. A policy that selects ClusterExtensions and has no
+// csvSelector selects no CSV.
 func Selects(p *cleanupv1alpha1.CleanupPolicy, csvLabels, nsLabels map[string]string) (bool, error) {
+	if p.Spec.CSVSelector == nil && p.Spec.ClusterExtensionSelector != nil {
+		return false, nil
+	}
 	for _, s := range []struct {
 		what string
 		sel  *metav1.LabelSelector

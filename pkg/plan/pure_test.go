@@ -17,6 +17,7 @@ func TestImportsNoClient(t *testing.T) {
 	allowed := []string{
 		"github.com/csv-cleaner/csv-cleaner/api/",
 		"github.com/operator-framework/api/pkg/operators/",
+		"github.com/operator-framework/operator-controller/api/v1",
 		"k8s.io/apiextensions-apiserver/pkg/apis/",
 		"k8s.io/apimachinery/pkg/apis/",
 		"k8s.io/apimachinery/pkg/labels",

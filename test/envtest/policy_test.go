@@ -43,3 +43,41 @@ var _ = Describe("CleanupPolicy status", func() {
 		Eventually(get("pol-hi")).WithContext(ctx).Should(HaveField("ManagedCSVs", BeEquivalentTo(1)))
 	})
 })
+
+var _ = Describe("A CleanupPolicy that selects ClusterExtensions", func() {
+	It("is refused with operands: Orphan and crds: Delete, and without a csvSelector manages no CSV", func(ctx SpecContext) {
+		s := newScenario("pol-ext")
+		s.create(ctx)
+		refused := &cleanupv1alpha1.CleanupPolicy{ObjectMeta: metav1.ObjectMeta{Name: "pol-ext-refused"}}
+		refused.Spec.ClusterExtensionSelector = &metav1.LabelSelector{}
+		refused.Spec.Operands, refused.Spec.CRDs = cleanupv1alpha1.Orphan, cleanupv1alpha1.Delete
+		err := k8s.Create(ctx, refused)
+		Expect(err).To(MatchError(And(ContainSubstring("operands: Orphan with crds: Delete"), ContainSubstring("set crds: Orphan, or operands: Delete"))))
+
+		By("the same combination for CSVs only, which keeps a CRD while it has instances")
+		csvOnly := refused.DeepCopy()
+		csvOnly.Name, csvOnly.Spec.ClusterExtensionSelector = "pol-ext-csvs", nil
+		csvOnly.Spec.CSVSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"test": "nothing"}}
+		Expect(k8s.Create(ctx, csvOnly)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, csvOnly))).To(Succeed()) })
+
+		By("a policy with only a clusterExtensionSelector, beside the scenario's CSV")
+		extOnly := &cleanupv1alpha1.CleanupPolicy{ObjectMeta: metav1.ObjectMeta{Name: "pol-ext-only"}}
+		extOnly.Spec.ClusterExtensionSelector = &metav1.LabelSelector{}
+		Expect(k8s.Create(ctx, extOnly)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, extOnly))).To(Succeed()) })
+		s.createPolicy(ctx)
+		s.waitFinalizer(ctx)
+		get := func(name string) func(context.Context) cleanupv1alpha1.CleanupPolicyStatus {
+			return func(ctx context.Context) cleanupv1alpha1.CleanupPolicyStatus {
+				p := &cleanupv1alpha1.CleanupPolicy{}
+				Expect(k8s.Get(ctx, client.ObjectKey{Name: name}, p)).To(Succeed())
+				return p.Status
+			}
+		}
+		Eventually(get(s.id)).WithContext(ctx).Should(HaveField("ManagedCSVs", BeEquivalentTo(1)))
+		Eventually(get(extOnly.Name)).WithContext(ctx).Should(And(
+			HaveField("Conditions", ContainElement(HaveField("Type", "Overlapping"))),
+			HaveField("ManagedCSVs", BeZero())))
+	})
+})
