@@ -95,8 +95,17 @@ const MaxBlocking = 20
 // MaxKept is the most kept objects a record names.
 const MaxKept = 30
 
-// CSVCleanupStatus is the progress of one uninstall.
+// CSVCleanupStatus is the progress of one uninstall of a ClusterServiceVersion.
 type CSVCleanupStatus struct {
+	// csvUID is the UID of the CSV this uninstall is for. A CSV of the same name with another UID starts the record afresh.
+	// +optional
+	CSVUID types.UID `json:"csvUID,omitempty"`
+
+	UninstallStatus `json:",inline"`
+}
+
+// UninstallStatus is the progress of one uninstall, of a CSV or a ClusterExtension.
+type UninstallStatus struct {
 	// phase is where the uninstall stands.
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
@@ -106,16 +115,13 @@ type CSVCleanupStatus struct {
 	// message says the same for a person.
 	// +optional
 	Message string `json:"message,omitempty"`
-	// csvUID is the UID of the CSV this uninstall is for. A CSV of the same name with another UID starts the record afresh.
-	// +optional
-	CSVUID types.UID `json:"csvUID,omitempty"`
 	// policy is the CleanupPolicy that was applied.
 	// +optional
 	Policy string `json:"policy,omitempty"`
 	// startTime is when the uninstall was first seen.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
-	// completionTime is when the CSV was released.
+	// completionTime is when the CSV (or the ClusterExtension) was released.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 	// remaining is how many objects the uninstall still waits for, all kinds together.

@@ -18,6 +18,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/extension"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
@@ -155,7 +156,12 @@ func run(o options) error {
 		Namespace:   os.Getenv("POD_NAMESPACE"),
 		OperandRole: o.operandRole,
 	}
-	if err := cleanup.Setup(mgr, setup); err != nil {
+	shared, err := cleanup.Setup(mgr, setup)
+	if err != nil {
+		return err
+	}
+	olmv1, err := extension.SetupIfServed(mgr, shared, o.workers)
+	if err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -165,7 +171,7 @@ func run(o options) error {
 		return fmt.Errorf("adding the readiness check: %w", err)
 	}
 	log.Info("Starting csv-cleaner", "version", version, "finalizer", o.finalizers.Current, "legacyFinalizers", o.finalizers.Legacy,
-		"rbacHold", o.rbacHold, "leaderElection", o.leaderElect)
+		"rbacHold", o.rbacHold, "leaderElection", o.leaderElect, "clusterExtensions", olmv1)
 	signalled := ctrl.SetupSignalHandler()
 	if err := mgr.Start(signalled); err != nil {
 		return err

@@ -120,7 +120,8 @@ func (r *Reconciler) noteRetrying(ctx context.Context, key types.NamespacedName,
 	case "", cleanupv1alpha1.PhaseCompleted, cleanupv1alpha1.PhaseSkipped:
 		return // no uninstall under way
 	}
-	rec := &record{obj: obj, base: obj.DeepCopy(), st: &obj.Status}
+	rec := newRecord(obj)
+	rec.prev = cleanupv1alpha1.UninstallStatus{}
 	r.pending.apply(rec) // what the failed attempt could not write goes with the mark
 	rec.retrying(n, step, cause, next)
 	if err := r.save(ctx, rec); err != nil {

@@ -33,7 +33,7 @@ func (r *Reconciler) disableConversion(ctx context.Context, u *uninstall, s *pla
 	case err != nil:
 		return false, fmt.Errorf("setting the conversion of CRD %s to None: %w", s.Name, err)
 	}
-	r.event(u.csv, corev1.EventTypeWarning, "ConversionDisabled", "Uninstall",
+	r.event(u.subject, corev1.EventTypeWarning, "ConversionDisabled", "Uninstall",
 		"Set the conversion of CRD %s to None, as OLM does once the CSV is gone: its conversion webhook fails while the operator is unavailable (%s)", s.Name, refusal.Message)
 	return true, nil
 }

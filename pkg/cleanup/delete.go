@@ -23,18 +23,30 @@ import (
 // it is read from the cluster in this reconcile; nothing is remembered
 // between reconciles except what the record's status says.
 type uninstall struct {
-	csv      *operatorsv1alpha1.ClusterServiceVersion
-	settings plan.Settings
-	verdict  plan.Verdict
-	rec      *record
-	now      time.Time
+	// csv is the uninstalled CSV; nil for a ClusterExtension.
+	csv *operatorsv1alpha1.ClusterServiceVersion
+	// subject is what is uninstalled, the CSV or the ClusterExtension: the
+	// Events regard it.
+	subject client.Object
+	// title names it in messages ("CSV ns/name", "ClusterExtension name").
+	title string
+	// deletion is its deletionTimestamp.
+	deletion time.Time
+	// operatorUnavailable says why its operator is unavailable, nil while it runs.
+	operatorUnavailable func(context.Context) (*plan.Problem, error)
+	settings            plan.Settings
+	// kind labels the metrics: KindCSV or KindExtension.
+	kind    string
+	verdict plan.Verdict
+	rec     *record
+	now     time.Time
 	// scopes are the owned CRDs as the operand step found them.
 	scopes []plan.CRDScope
 }
 
 // timeout says whether the uninstall's operandTimeout has passed, as of this reconcile.
 func (u *uninstall) timeout() plan.Timeout {
-	return plan.TimeoutOf(u.settings, u.csv.DeletionTimestamp.Time, u.now)
+	return plan.TimeoutOf(u.settings, u.deletion, u.now)
 }
 
 // step is one idempotent step of an uninstall. done is false while it waits
@@ -85,7 +97,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 			Message: "no CleanupPolicy selects the CSV any more; nothing was deleted"}, now)
 	}
 
-	u := &uninstall{csv: csv, settings: plan.SettingsOf(policy), verdict: verdict, rec: rec, now: now}
+	u := &uninstall{csv: csv, subject: csv, title: "CSV " + csvKey(csv).String(), deletion: csv.DeletionTimestamp.Time,
+		operatorUnavailable: func(ctx context.Context) (*plan.Problem, error) { return r.gather().OperatorUnavailable(ctx, csv) },
+		settings:            plan.SettingsOf(policy), verdict: verdict, rec: rec, now: now}
 	// The phase is written before anything is deleted (unless the
 	// acknowledger has written it already): an uninstall shows Deleting,
 	// and what it is about to do, from its start.
@@ -149,8 +163,8 @@ func (r *Reconciler) complete(ctx context.Context, rec *record, csv client.Objec
 	r.starts.forget(csv.GetUID())
 	if rec.prev.Phase != cleanupv1alpha1.PhaseCompleted {
 		took := done.Sub(deleted)
-		uninstalls.WithLabelValues(resultCompleted, "").Inc()
-		uninstallDuration.Observe(took.Seconds())
+		uninstalls.WithLabelValues(KindCSV, resultCompleted, "").Inc()
+		uninstallDuration.WithLabelValues(KindCSV).Observe(took.Seconds())
 		r.event(csv, corev1.EventTypeNormal, "CleanupCompleted", "Uninstall", "Uninstall completed in %s", took.Round(time.Second))
 	}
 	return nil
@@ -169,7 +183,7 @@ func (r *Reconciler) finishRelease(ctx context.Context, key types.NamespacedName
 	if obj.Status.Phase != cleanupv1alpha1.PhaseReleasing || csv != nil && csv.GetUID() != obj.Status.CSVUID {
 		return nil
 	}
-	rec := &record{obj: obj, base: obj.DeepCopy(), st: &obj.Status, prev: *obj.Status.DeepCopy()}
+	rec := newRecord(obj)
 	deleted := time.Now()
 	if obj.Status.StartTime != nil {
 		deleted = obj.Status.StartTime.Time
@@ -203,7 +217,7 @@ func (r *Reconciler) skip(ctx context.Context, csv *operatorsv1alpha1.ClusterSer
 	}
 	r.starts.forget(csv.UID)
 	if rec.prev.Phase != cleanupv1alpha1.PhaseSkipped {
-		uninstalls.WithLabelValues(resultSkipped, v.SkipReason).Inc()
+		uninstalls.WithLabelValues(KindCSV, resultSkipped, v.SkipReason).Inc()
 		r.event(csv, corev1.EventTypeNormal, "CleanupSkipped", "Uninstall", "Nothing deleted (%s): %s", v.SkipReason, v.Message)
 	}
 	return nil
@@ -213,7 +227,7 @@ func (r *Reconciler) skip(ctx context.Context, csv *operatorsv1alpha1.ClusterSer
 func (r *Reconciler) block(csv *operatorsv1alpha1.ClusterServiceVersion, rec *record, p *plan.Problem) {
 	rec.blocked(p.Reason, p.Message)
 	if rec.prev.Phase != cleanupv1alpha1.PhaseBlocked || rec.prev.Reason != p.Reason {
-		uninstalls.WithLabelValues(resultBlocked, p.Reason).Inc()
+		uninstalls.WithLabelValues(KindCSV, resultBlocked, p.Reason).Inc()
 		r.event(csv, corev1.EventTypeWarning, "Blocked", "Uninstall", "Uninstall blocked (%s) on %s: %s", p.Reason, p.Object, p.Message)
 	}
 }
@@ -221,7 +235,7 @@ func (r *Reconciler) block(csv *operatorsv1alpha1.ClusterServiceVersion, rec *re
 // requeueAfter backs off with the uninstall's age — soon at first, at most
 // every 30 s — and wakes up when the operand timeout falls due.
 func (u *uninstall) requeueAfter() time.Duration {
-	elapsed := u.now.Sub(u.csv.DeletionTimestamp.Time)
+	elapsed := u.now.Sub(u.deletion)
 	d := min(max(elapsed/4, 500*time.Millisecond), 30*time.Second)
 	if untilTimeout := u.settings.OperandTimeout - elapsed; untilTimeout > 0 {
 		d = min(d, untilTimeout+100*time.Millisecond)

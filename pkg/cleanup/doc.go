@@ -32,4 +32,9 @@
 // and the dry run alike; the steps carry out what pkg/plan decides
 // (operandstep.go, operands.go, steps.go) and the dry run prints the same
 // items (dryrun.go). DecideSelf (selffate.go) decides csv-cleaner's own fate.
+//
+// The ClusterExtension's controller (pkg/extension) shares this package's
+// machinery through shared.go (Uninstall): the record (an ExtensionCleanup,
+// record_kinds.go), the deletion of a CRD's instances (deleteInstances, the
+// same code as a CSV's operand step), the Events and the metrics.
 package cleanup

@@ -15,7 +15,7 @@ func TestPendingStatusCarriesAFailedWrite(t *testing.T) {
 	stored := func() *record {
 		obj := &cleanupv1alpha1.CSVCleanup{Status: cleanupv1alpha1.CSVCleanupStatus{CSVUID: uid}}
 		obj.ResourceVersion = "7"
-		return &record{obj: obj, st: &obj.Status, base: obj.DeepCopy()}
+		return newRecord(obj)
 	}
 	var p pendingRecords
 
@@ -30,7 +30,7 @@ func TestPendingStatusCarriesAFailedWrite(t *testing.T) {
 	if len(next.st.Counts) != 1 || next.st.Counts[0].Found != 2 || next.st.Counts[0].Deleted != 2 {
 		t.Fatalf("the next pass must start from the unwritten counts, got %+v", next.st.Counts)
 	}
-	if next.base.ResourceVersion != "7" || len(next.base.Status.Counts) != 0 {
+	if base := next.base.(*cleanupv1alpha1.CSVCleanup); base.ResourceVersion != "7" || len(base.Status.Counts) != 0 {
 		t.Fatalf("the patch's base must stay the record as stored, got %+v", next.base)
 	}
 	// The next pass finds nothing left (the Widgets are gone): the counts hold.

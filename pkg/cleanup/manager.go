@@ -7,6 +7,7 @@ import (
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	ocv1 "github.com/operator-framework/operator-controller/api/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,7 +26,7 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
-// Scheme knows the types csv-cleaner reads and writes: Kubernetes' own, CRDs, OLM's and its own.
+// Scheme knows the types csv-cleaner reads and writes: Kubernetes' own, CRDs, OLM's (v0 and v1) and its own.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
@@ -33,6 +34,7 @@ func Scheme() *runtime.Scheme {
 	utilruntime.Must(operatorsv1alpha1.AddToScheme(s))
 	utilruntime.Must(operatorsv1.AddToScheme(s))
 	utilruntime.Must(cleanupv1alpha1.AddToScheme(s))
+	utilruntime.Must(ocv1.AddToScheme(s))
 	return s
 }
 
@@ -94,19 +96,21 @@ func ClientConfig(cfg *rest.Config) {
 }
 
 // Setup registers csv-cleaner's controllers with a manager built with
-// Scheme() and CacheOptions() from a config ClientConfig prepared.
-func Setup(mgr ctrl.Manager, o SetupOptions) error {
+// Scheme() and CacheOptions() from a config ClientConfig prepared. It
+// returns the CSV's controller, whose records, deletes, Events and metrics
+// the ClusterExtension's controller (pkg/extension) shares.
+func Setup(mgr ctrl.Manager, o SetupOptions) (*Reconciler, error) {
 	o = o.withDefaults()
 	meta, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
-		return fmt.Errorf("creating the metadata client: %w", err)
+		return nil, fmt.Errorf("creating the metadata client: %w", err)
 	}
 	// Every write is retried in place while it fails transiently (Retry),
 	// and every read by the transport ClientConfig gave the manager.
 	c, live := Retry.Client(mgr.GetClient()), mgr.GetAPIReader()
 	recorder, err := newEventRecorder(mgr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r := &Reconciler{
 		Client:        c,
@@ -124,17 +128,17 @@ func Setup(mgr ctrl.Manager, o SetupOptions) error {
 	}
 	for _, gvk := range rbac.HeldKinds {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), heldMetadata(gvk), rbac.OwnerIndex, rbac.OwnerIndexValue); err != nil {
-			return fmt.Errorf("indexing %s by owner CSV: %w", rbac.KindName(gvk), err)
+			return nil, fmt.Errorf("indexing %s by owner CSV: %w", rbac.KindName(gvk), err)
 		}
 	}
 	if err := r.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: max(1, o.MaxConcurrentReconciles), RateLimiter: RateLimiter()}); err != nil {
-		return fmt.Errorf("setting up the CSV controller: %w", err)
+		return nil, fmt.Errorf("setting up the CSV controller: %w", err)
 	}
 	if err := (acknowledger{r: r}).setup(mgr); err != nil {
-		return fmt.Errorf("setting up the uninstall acknowledgement: %w", err)
+		return nil, fmt.Errorf("setting up the uninstall acknowledgement: %w", err)
 	}
 	if err := (&PolicyStatusReconciler{Client: c}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up the CleanupPolicy status controller: %w", err)
+		return nil, fmt.Errorf("setting up the CleanupPolicy status controller: %w", err)
 	}
 	if o.OperandRole != "" {
 		binding := operandBinding{
@@ -143,11 +147,11 @@ func Setup(mgr ctrl.Manager, o SetupOptions) error {
 			log:     mgr.GetLogger().WithName("operand-binding"),
 		}
 		if err := mgr.Add(binding); err != nil {
-			return fmt.Errorf("adding the operand role's binding: %w", err)
+			return nil, fmt.Errorf("adding the operand role's binding: %w", err)
 		}
 	}
 	warmRESTMapper(mgr)
-	return nil
+	return r, nil
 }
 
 // warmRESTMapper maps now the kinds an uninstall reads live. The RESTMapper

@@ -16,6 +16,13 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 )
 
+// Kind label values of csv_cleaner_uninstalls_total and
+// csv_cleaner_uninstall_duration_seconds: what was uninstalled.
+const (
+	KindCSV       = "ClusterServiceVersion"
+	KindExtension = "ClusterExtension"
+)
+
 // Result label values of csv_cleaner_uninstalls_total.
 const (
 	resultCompleted = "completed"
@@ -26,13 +33,13 @@ const (
 var (
 	uninstalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "csv_cleaner_uninstalls_total",
-		Help: "Uninstalls by result: completed; skipped, with the reason nothing was deleted; blocked, counted each time an uninstall becomes Blocked, with the reason.",
-	}, []string{"result", "reason"})
-	uninstallDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Help: "Uninstalls by what was uninstalled (kind: ClusterServiceVersion or ClusterExtension) and result: completed; skipped, with the reason nothing was deleted; blocked, counted each time an uninstall becomes Blocked, with the reason.",
+	}, []string{"kind", "result", "reason"})
+	uninstallDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "csv_cleaner_uninstall_duration_seconds",
-		Help:    "Time from a CSV's deletion to the release of its finalizer, for completed uninstalls.",
+		Help:    "Time from a CSV's (or a ClusterExtension's) deletion to the release of its finalizer, for completed uninstalls, by kind.",
 		Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600},
-	})
+	}, []string{"kind"})
 	operandsDeleted = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "csv_cleaner_operand_deletes_total",
 		Help: "Delete requests csv-cleaner issued for operands.",
@@ -140,7 +147,7 @@ func newProgressCollector() *progressCollector {
 }
 
 // observe records an uninstall's status after a reconcile; a finished one is forgotten.
-func (p *progressCollector) observe(key types.NamespacedName, st *cleanupv1alpha1.CSVCleanupStatus) {
+func (p *progressCollector) observe(key types.NamespacedName, st *cleanupv1alpha1.UninstallStatus) {
 	if st.Phase == cleanupv1alpha1.PhaseCompleted || st.Phase == cleanupv1alpha1.PhaseSkipped {
 		p.forget(key)
 		return

@@ -15,7 +15,7 @@ import (
 
 func TestProgressCollector(t *testing.T) {
 	since := time.Unix(1_700_000_000, 0)
-	blockedStatus := &cleanupv1alpha1.CSVCleanupStatus{
+	blockedStatus := &cleanupv1alpha1.UninstallStatus{
 		Phase: cleanupv1alpha1.PhaseBlocked, Reason: "OperatorUnavailable", Remaining: 7,
 		Conditions: []metav1.Condition{{Type: cleanupv1alpha1.ConditionBlocked, Status: metav1.ConditionTrue,
 			Reason: "OperatorUnavailable", LastTransitionTime: metav1.NewTime(since)}},
@@ -38,7 +38,7 @@ csv_cleaner_uninstalls_blocked 0
 	}, {
 		name: "one deleting, one blocked since its condition's transition",
 		run: func(p *progressCollector) {
-			p.observe(a, &cleanupv1alpha1.CSVCleanupStatus{Phase: cleanupv1alpha1.PhaseDeleting, Remaining: 3})
+			p.observe(a, &cleanupv1alpha1.UninstallStatus{Phase: cleanupv1alpha1.PhaseDeleting, Remaining: 3})
 			p.observe(b, blockedStatus)
 		},
 		want: `
@@ -58,9 +58,9 @@ csv_cleaner_uninstalls_blocked 1
 		run: func(p *progressCollector) {
 			p.observe(a, blockedStatus)
 			p.observe(b, blockedStatus)
-			p.observe(a, &cleanupv1alpha1.CSVCleanupStatus{Phase: cleanupv1alpha1.PhaseCompleted})
+			p.observe(a, &cleanupv1alpha1.UninstallStatus{Phase: cleanupv1alpha1.PhaseCompleted})
 			p.forget(b)
-			p.observe(b, &cleanupv1alpha1.CSVCleanupStatus{Phase: cleanupv1alpha1.PhaseSkipped})
+			p.observe(b, &cleanupv1alpha1.UninstallStatus{Phase: cleanupv1alpha1.PhaseSkipped})
 		},
 		want: `
 # HELP csv_cleaner_uninstalls_blocked Uninstalls Blocked now.

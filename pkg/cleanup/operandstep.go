@@ -16,8 +16,8 @@ import (
 // operandStep deletes the CSV's operands as plan.PlanOperands decides and
 // waits for them to be gone; past operandTimeout, onTimeout decides. It
 // gathers what the decisions read, stops at what plan.GateOperands says
-// blocks (or keeps every operand), runs the pass (operandRound.run), then
-// decides what the pass leaves (settleRound).
+// blocks (or keeps every operand), then deletes (deleteInstances: the
+// pass, operandRound.run, and what it leaves, settleRound).
 func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error) {
 	in, err := r.gather().Operands(ctx, u.csv, u.verdict, u.settings)
 	if err != nil {
@@ -31,13 +31,21 @@ func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error
 	case orphan != "":
 		return true, r.countKept(ctx, u, orphan)
 	}
-	access, err := r.checkOperandAccess(ctx, in.Scopes, u.settings.OnTimeout)
+	return r.deleteInstances(ctx, u, in.Targets)
+}
+
+// deleteInstances is the part of the operand step that the uninstalls of a
+// CSV and of a ClusterExtension share: for the CRDs in u.scopes, with
+// targets, it checks csv-cleaner's rights (a missing one blocks before
+// anything is deleted), runs a pass and decides what it leaves.
+func (r *Reconciler) deleteInstances(ctx context.Context, u *uninstall, targets plan.NamespaceSet) (bool, error) {
+	access, err := r.checkOperandAccess(ctx, u.scopes, u.settings.OnTimeout)
 	if err != nil || access.problem != nil {
 		return false, errors.Join(err, plan.AsError(access.problem))
 	}
 	round := &operandRound{r: r, u: u}
-	decide := plan.OperandInput{Targets: in.Targets, DeletionTime: *u.csv.DeletionTimestamp, Timeout: u.timeout()}
-	if err := round.run(ctx, in.Scopes, decide, access); err != nil {
+	decide := plan.OperandInput{Targets: targets, DeletionTime: metav1.NewTime(u.deletion), Timeout: u.timeout()}
+	if err := round.run(ctx, u.scopes, decide, access); err != nil {
 		return false, err
 	}
 	u.rec.setBlocking(round.blocking)
@@ -80,7 +88,7 @@ type waitingKind struct {
 // operatorUnavailable reads once a pass whether the operator is unavailable.
 func (o *operandRound) operatorUnavailable(ctx context.Context) (*plan.Problem, error) {
 	if !o.availabilityRead {
-		p, err := o.r.gather().OperatorUnavailable(ctx, o.u.csv)
+		p, err := o.u.operatorUnavailable(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -160,7 +168,7 @@ func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide p
 			failed = append(failed, fmt.Errorf("%s: %w", s.Kind, err))
 		}
 		if pass.deleted > 0 {
-			r.event(u.csv, corev1.EventTypeNormal, "OperandsDeleted", "Delete", "Deleted %d %s objects", pass.deleted, s.Kind)
+			r.event(u.subject, corev1.EventTypeNormal, "OperandsDeleted", "Delete", "Deleted %d %s objects", pass.deleted, s.Kind)
 		}
 		// What was deleted is counted even when the API server refused some
 		// deletes: the record shows every step that was taken.
@@ -249,7 +257,7 @@ func (r *Reconciler) removeFinalizersOnTimeout(ctx context.Context, u *uninstall
 			obj := stripped[i].DeepCopy()
 			obj.SetGroupVersionKind(gvk)
 			r.event(obj, corev1.EventTypeWarning, "FinalizersRemoved", "RemoveFinalizers",
-				"csv-cleaner removed finalizers %v after operandTimeout %s of the uninstall of CSV %s", stripped[i].Finalizers, u.settings.OperandTimeout, csvKey(u.csv))
+				"csv-cleaner removed finalizers %v after operandTimeout %s of the uninstall of %s", stripped[i].Finalizers, u.settings.OperandTimeout, u.title)
 		}
 		if err != nil {
 			return err
@@ -287,7 +295,7 @@ func (r *Reconciler) orphanOnTimeout(u *uninstall, waiting []waitingKind) {
 	}
 	u.rec.keep(keptRefs...)
 	for _, ref := range keptRefs {
-		r.event(u.csv, corev1.EventTypeWarning, "OperandKept", "Orphan",
+		r.event(u.subject, corev1.EventTypeWarning, "OperandKept", "Orphan",
 			"Kept %s %s after operandTimeout %s (onTimeout Orphan): the API server refused to delete it (%s)", ref.Kind, path(ref.Namespace, ref.Name), u.settings.OperandTimeout, ref.Reason)
 	}
 	u.rec.setBlocking(nil)

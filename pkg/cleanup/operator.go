@@ -33,7 +33,7 @@ func (g Gatherer) OperatorUnavailable(ctx context.Context, csv *operatorsv1alpha
 			return nil, fmt.Errorf("getting the operator's Deployment %s: %w", key, err)
 		case !dep.DeletionTimestamp.IsZero():
 			state = "is being deleted"
-		case !available(dep):
+		case !Available(dep):
 			state = "is not Available"
 		default:
 			continue
@@ -55,7 +55,8 @@ func DeploymentNames(csv *operatorsv1alpha1.ClusterServiceVersion) []string {
 	return out
 }
 
-func available(dep *appsv1.Deployment) bool {
+// Available reports whether a Deployment has the condition Available=True.
+func Available(dep *appsv1.Deployment) bool {
 	for _, c := range dep.Status.Conditions {
 		if c.Type == appsv1.DeploymentAvailable {
 			return c.Status == corev1.ConditionTrue

@@ -21,7 +21,7 @@ func TestAvailable(t *testing.T) {
 		{"no condition yet", nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := available(&appsv1.Deployment{Status: appsv1.DeploymentStatus{Conditions: tc.conditions}}); got != tc.want {
+			if got := Available(&appsv1.Deployment{Status: appsv1.DeploymentStatus{Conditions: tc.conditions}}); got != tc.want {
 				t.Errorf("available = %v, want %v", got, tc.want)
 			}
 		})

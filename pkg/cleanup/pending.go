@@ -8,7 +8,7 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 )
 
-// pendingRecords holds, per CSV, the record's status that a pass could not
+// pendingRecords holds, per CSV or ClusterExtension, the record's status that a pass could not
 // write (save failed). The next pass, and the Retrying mark, start from it
 // rather than from the record as stored, so that what the failed pass did
 // is still counted: the objects it deleted are no longer found, and a count
@@ -16,18 +16,18 @@ import (
 // as the process; a restart starts from the stored record.
 type pendingRecords struct {
 	mu  sync.Mutex
-	csv map[types.UID]*cleanupv1alpha1.CSVCleanupStatus
+	csv map[types.UID]*cleanupv1alpha1.UninstallStatus
 }
 
 // keep remembers st as the newest status of the CSV's record.
-func (p *pendingRecords) keep(uid types.UID, st *cleanupv1alpha1.CSVCleanupStatus) {
+func (p *pendingRecords) keep(uid types.UID, st *cleanupv1alpha1.UninstallStatus) {
 	if uid == "" {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.csv == nil {
-		p.csv = map[types.UID]*cleanupv1alpha1.CSVCleanupStatus{}
+		p.csv = map[types.UID]*cleanupv1alpha1.UninstallStatus{}
 	}
 	p.csv[uid] = st.DeepCopy()
 }
@@ -46,12 +46,11 @@ func (p *pendingRecords) apply(rec *record) {
 		return
 	}
 	p.mu.Lock()
-	st := p.csv[rec.st.CSVUID]
+	st := p.csv[rec.uid]
 	p.mu.Unlock()
 	if st == nil {
 		return
 	}
-	rec.obj.Status = *st.DeepCopy()
-	rec.st = &rec.obj.Status
+	rec.st = setStatus(rec.obj, *st.DeepCopy())
 	rec.prev = *st.DeepCopy()
 }

@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,18 +26,21 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/transient"
 )
 
-// record is the CSVCleanup of one uninstall while a reconcile works on it.
-// Its status is changed in memory and written once, only when it changed.
-// obj is nil when the record cannot be written (the namespace is
-// terminating): the uninstall then reports through logs and metrics only.
+// record is the record of one uninstall (a CSVCleanup, or an
+// ExtensionCleanup) while a reconcile works on it. Its status is changed in
+// memory and written once, only when it changed. obj is nil when the record
+// cannot be written (the namespace is terminating): the uninstall then
+// reports through logs and metrics only.
 type record struct {
-	obj  *cleanupv1alpha1.CSVCleanup
-	base *cleanupv1alpha1.CSVCleanup
-	// st is the status being built; for an unwritable record it lives only
-	// for this reconcile.
-	st *cleanupv1alpha1.CSVCleanupStatus
+	obj  recordObject
+	base recordObject
+	// uid is the UID of the CSV or the ClusterExtension the record is for.
+	uid types.UID
+	// st is the status being built, obj's; for an unwritable record it
+	// lives only for this reconcile.
+	st *cleanupv1alpha1.UninstallStatus
 	// prev is the status as it was before this reconcile, to detect transitions.
-	prev cleanupv1alpha1.CSVCleanupStatus
+	prev cleanupv1alpha1.UninstallStatus
 	// kept collects, during a pass of the uninstall's steps, the objects
 	// they keep, bounded (boundKept); keptOn is set when the steps run, and
 	// the status's list is then replaced by it.
@@ -77,19 +81,22 @@ func (r *Reconciler) openRecordFrom(ctx context.Context, csv *operatorsv1alpha1.
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) || apierrors.IsNotFound(err) {
 			log.Info("The namespace is terminating: the uninstall goes on without its record, reporting through logs and metrics")
 			recordUnwritable.Inc()
-			st := &cleanupv1alpha1.CSVCleanupStatus{CSVUID: csv.UID}
-			return &record{st: st}, nil
+			return &record{uid: csv.UID, st: &cleanupv1alpha1.UninstallStatus{}}, nil
 		}
 		return nil, fmt.Errorf("getting the uninstall record of %s: %w", csvKey(csv), err)
 	}
-	rec := &record{obj: obj, base: obj.DeepCopy(), st: &obj.Status, prev: *obj.Status.DeepCopy()}
 	if obj.Status.CSVUID != csv.UID {
 		if obj.Status.CSVUID != "" {
 			log.Info("Starting the uninstall record afresh for a new CSV of the same name", "previousUID", obj.Status.CSVUID)
 		}
-		obj.Status = cleanupv1alpha1.CSVCleanupStatus{CSVUID: csv.UID}
-		rec.prev = cleanupv1alpha1.CSVCleanupStatus{}
+		fresh := obj.DeepCopy()
+		fresh.Status = cleanupv1alpha1.CSVCleanupStatus{CSVUID: csv.UID}
+		rec := newRecord(fresh)
+		rec.base, rec.prev = obj, cleanupv1alpha1.UninstallStatus{}
+		r.pending.apply(rec)
+		return rec, nil
 	}
+	rec := newRecord(obj)
 	r.pending.apply(rec)
 	return rec, nil
 }
@@ -102,8 +109,8 @@ func (r *Reconciler) save(ctx context.Context, rec *record) error {
 	if rec.obj == nil {
 		return nil
 	}
-	if equality.Semantic.DeepEqual(rec.base.Status, rec.obj.Status) {
-		r.pending.drop(rec.st.CSVUID)
+	if equality.Semantic.DeepEqual(statusOf(rec.base), statusOf(rec.obj)) {
+		r.pending.drop(rec.uid)
 		return nil
 	}
 	err := r.Client.Status().Patch(ctx, rec.obj, client.MergeFromWithOptions(rec.base, client.MergeFromWithOptimisticLock{}))
@@ -117,11 +124,11 @@ func (r *Reconciler) save(ctx context.Context, rec *record) error {
 		if apierrors.IsNotFound(err) {
 			return nil // the namespace is going away
 		}
-		r.pending.keep(rec.st.CSVUID, rec.st)
+		r.pending.keep(rec.uid, rec.st)
 		return fmt.Errorf("writing the status of uninstall record %s: %w", client.ObjectKeyFromObject(rec.obj), err)
 	}
-	r.pending.drop(rec.st.CSVUID)
-	rec.base = rec.obj.DeepCopy()
+	r.pending.drop(rec.uid)
+	rec.base = rec.obj.DeepCopyObject().(recordObject)
 	return nil
 }
 
@@ -130,18 +137,18 @@ func (r *Reconciler) save(ctx context.Context, rec *record) error {
 // write was done, and rec goes on from the record as it is (nil); else
 // conflict stands.
 func (r *Reconciler) ownWrite(ctx context.Context, rec *record, conflict error) error {
-	live := &cleanupv1alpha1.CSVCleanup{}
+	live := rec.obj.DeepCopyObject().(recordObject)
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(rec.obj), live); err != nil {
 		return errors.Join(conflict, err)
 	}
 	// Compared as the API server stores them: times to the second.
-	want, err1 := json.Marshal(rec.obj.Status)
-	got, err2 := json.Marshal(live.Status)
+	want, err1 := json.Marshal(statusOf(rec.obj))
+	got, err2 := json.Marshal(statusOf(live))
 	if err1 != nil || err2 != nil || !bytes.Equal(want, got) {
 		return conflict
 	}
 	logr.FromContextOrDiscard(ctx).V(1).Info("The record's status write was done though its reply was lost", "record", klog.KObj(live))
-	rec.obj.ObjectMeta = live.ObjectMeta
+	copyMeta(rec.obj, live)
 	return nil
 }
 
@@ -149,7 +156,7 @@ func (rec *record) generation() int64 {
 	if rec.obj == nil {
 		return 0
 	}
-	return rec.obj.Generation
+	return rec.obj.GetGeneration()
 }
 
 func (rec *record) setCondition(typ string, status metav1.ConditionStatus, reason, msg string) {

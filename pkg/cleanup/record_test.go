@@ -6,15 +6,12 @@ import (
 	"testing"
 	"time"
 
-	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 func TestRecordCountAcrossPasses(t *testing.T) {
-	rec := &record{st: &cleanupv1alpha1.CSVCleanupStatus{}}
+	rec := &record{st: &cleanupv1alpha1.UninstallStatus{}}
 	const kind = "Widget.example.com"
 	// Pass 1: 3 live operands found and deleted, 1 holds a finalizer.
 	rec.count(kind, 3, 1, map[string]int{cleanupv1alpha1.KeepOutsideTargets: 2})
@@ -38,7 +35,7 @@ func TestRecordCountAcrossPasses(t *testing.T) {
 }
 
 func TestRecordBlockingIsBounded(t *testing.T) {
-	rec := &record{st: &cleanupv1alpha1.CSVCleanupStatus{}}
+	rec := &record{st: &cleanupv1alpha1.UninstallStatus{}}
 	var refs []cleanupv1alpha1.ObjectRef
 	for i := range 50 {
 		refs = append(refs, cleanupv1alpha1.ObjectRef{Kind: "Widget", Namespace: "ns", Name: string(rune('a' + i%26))})
@@ -52,9 +49,7 @@ func TestRecordBlockingIsBounded(t *testing.T) {
 func TestRequeueAfter(t *testing.T) {
 	deleted := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	u := func(elapsed, timeout time.Duration) *uninstall {
-		csv := &operatorsv1alpha1.ClusterServiceVersion{}
-		csv.DeletionTimestamp = &metav1.Time{Time: deleted}
-		return &uninstall{csv: csv, now: deleted.Add(elapsed), settings: plan.Settings{OperandTimeout: timeout}}
+		return &uninstall{deletion: deleted, now: deleted.Add(elapsed), settings: plan.Settings{OperandTimeout: timeout}}
 	}
 	tests := []struct {
 		name             string

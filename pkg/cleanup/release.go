@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	ocv1 "github.com/operator-framework/operator-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -45,7 +47,7 @@ func (r Released) String() string {
 }
 
 // Releaser removes every finalizer csv-cleaner placed: its finalizer (and
-// legacy names) from CSVs and the RBAC hold from ClusterRoles and bindings,
+// legacy names) from CSVs and ClusterExtensions and the RBAC hold from ClusterRoles and bindings,
 // found live. It is what csv-cleaner's own uninstall does, in its reconcile,
 // on SIGTERM when its namespace is going, and in `csv-cleaner release`.
 type Releaser struct {
@@ -68,7 +70,10 @@ type Releaser struct {
 // releasePage is how many objects a LIST of the release reads at a time.
 const releasePage = 500
 
-var csvKind = csvMetadata().GroupVersionKind()
+var (
+	csvKind       = csvMetadata().GroupVersionKind()
+	extensionKind = ocv1.GroupVersion.WithKind(ocv1.ClusterExtensionKind)
+)
 
 // ReleaseOthers removes csv-cleaner's finalizers from every CSV but its own
 // and the hold from every ClusterRole and binding but its own version's. It
@@ -90,6 +95,19 @@ func (rl Releaser) ReleaseOthers(ctx context.Context) ([]Released, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing CSVs: %w", err)
+	}
+	// OLM v1's ClusterExtensions, where the API server serves them.
+	err = listPages(ctx, rl.Live, metadataList(extensionKind), releasePage, func(l *metav1.PartialObjectMetadataList) error {
+		for _, ext := range l.Items {
+			if rl.Finalizers.HeldBy(ext.Finalizers) {
+				ext.SetGroupVersionKind(extensionKind)
+				todo = append(todo, ext)
+			}
+		}
+		return nil
+	})
+	if err != nil && !meta.IsNoMatchError(err) {
+		return nil, fmt.Errorf("listing ClusterExtensions: %w", err)
 	}
 	for _, gvk := range rbac.HeldKinds {
 		err := listPages(ctx, rl.Live, metadataList(gvk), releasePage, func(l *metav1.PartialObjectMetadataList) error {
@@ -184,7 +202,7 @@ func (rl Releaser) releasePass(ctx context.Context, todo []metav1.PartialObjectM
 func (rl Releaser) releaseOne(ctx context.Context, obj *metav1.PartialObjectMetadata) (*Released, error) {
 	gvk := obj.GroupVersionKind()
 	ours := finalizer.Is(rl.Hold)
-	if gvk == csvKind {
+	if gvk == csvKind || gvk == extensionKind {
 		ours = rl.Finalizers.Ours
 	}
 	var removed []string
@@ -202,7 +220,7 @@ func (rl Releaser) releaseOne(ctx context.Context, obj *metav1.PartialObjectMeta
 		return nil, nil
 	}
 	rel := &Released{Kind: gvk.Kind, Namespace: obj.Namespace, Name: obj.Name, Finalizers: removed}
-	if gvk == csvKind && !obj.DeletionTimestamp.IsZero() && client.ObjectKeyFromObject(obj) != rl.Self {
+	if (gvk == csvKind || gvk == extensionKind) && !obj.DeletionTimestamp.IsZero() && client.ObjectKeyFromObject(obj) != rl.Self {
 		rel.Abandoned = true
 		rl.abandoned(ctx, obj)
 	}
@@ -235,25 +253,30 @@ func (rl Releaser) ReleaseSelf(ctx context.Context) (int, error) {
 	return n + held, holdError(err)
 }
 
-// abandoned writes a Warning Event on a CSV whose uninstall csv-cleaner
-// gives up because csv-cleaner itself is uninstalled. The Event is written
-// directly, not through a recorder, so that it is sent before the process
-// exits. A failure is only logged: the release matters more.
-func (rl Releaser) abandoned(ctx context.Context, csv *metav1.PartialObjectMetadata) {
+// abandoned writes a Warning Event on a CSV (or a ClusterExtension) whose
+// uninstall csv-cleaner gives up because csv-cleaner itself is uninstalled.
+// The Event is written directly, not through a recorder, so that it is sent
+// before the process exits. A failure is only logged: the release matters
+// more.
+func (rl Releaser) abandoned(ctx context.Context, obj *metav1.PartialObjectMetadata) {
 	now := time.Now()
+	gvk, ns, record := obj.GroupVersionKind(), obj.Namespace, "CSVCleanup"
+	if ns == "" { // a ClusterExtension: its Events are in the default namespace
+		ns, record = metav1.NamespaceDefault, "ExtensionCleanup"
+	}
 	ev := &eventsv1.Event{
-		ObjectMeta: metav1.ObjectMeta{Namespace: csv.Namespace, Name: fmt.Sprintf("%s.%x", csv.Name, now.UnixNano())},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s.%x", obj.Name, now.UnixNano())},
 		EventTime:  metav1.NewMicroTime(now),
-		Regarding: corev1.ObjectReference{APIVersion: csvKind.GroupVersion().String(), Kind: csvKind.Kind,
-			Namespace: csv.Namespace, Name: csv.Name, UID: csv.UID, ResourceVersion: csv.ResourceVersion},
+		Regarding: corev1.ObjectReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind,
+			Namespace: obj.Namespace, Name: obj.Name, UID: obj.UID, ResourceVersion: obj.ResourceVersion},
 		Type: corev1.EventTypeWarning, Reason: "UninstallAbandoned", Action: "Release",
 		Note: "csv-cleaner is being uninstalled and removed its finalizer: this uninstall is abandoned, " +
-			"and what it had not deleted yet (see the CSVCleanup record) stays",
+			"and what it had not deleted yet (see the " + record + " record) stays",
 		ReportingController: "csv-cleaner",
 		ReportingInstance:   rl.Reporter,
 	}
 	if err := rl.Writer.Create(ctx, ev); err != nil {
-		logr.FromContextOrDiscard(ctx).Error(err, "Writing the Event about an abandoned uninstall", "csv", klog.KObj(csv))
+		logr.FromContextOrDiscard(ctx).Error(err, "Writing the Event about an abandoned uninstall", "object", klog.KObj(obj))
 	}
 }
 

@@ -22,8 +22,8 @@ import (
 // more. A webhook configuration without those labels is never touched.
 // It returns how many it deleted.
 func (r *Reconciler) deleteRefusingWebhooks(ctx context.Context, u *uninstall, refused []refusedOperand) (int, error) {
-	if u.settings.Webhooks != cleanupv1alpha1.Delete {
-		return 0, nil
+	if u.settings.Webhooks != cleanupv1alpha1.Delete || u.csv == nil {
+		return 0, nil // a ClusterExtension's webhook configurations go with it, by the garbage collector
 	}
 	var sources []string
 	for _, f := range refused {

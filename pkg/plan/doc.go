@@ -21,5 +21,13 @@
 //     MayDisableConversion);
 //   - finalizers.go: the edits of a CSV's finalizer list (Finalizers);
 //   - problem.go: Problem, bad input that blocks an uninstall;
-//   - item.go: Item, one object with its action and reason.
+//   - item.go: Item, one object with its action and reason;
+//   - extension_*.go: a ClusterExtension's uninstall (OLM v1): which policy
+//     selects it (SelectExtensionPolicy), what its deletion is
+//     (ClassifyExtension: the cascade), which objects it owns (OwnershipOf,
+//     ControlledSets: the controller ownerReference, directly or through a
+//     ClusterObjectSet, and the owner labels agreeing), its CRDs' scopes and
+//     targets (ScopeExtensionCRDs, ExtensionTargets), their fate
+//     (ExtensionCRDFate) and the edit that keeps one after the extension
+//     is gone (DetachFromExtension).
 package plan

@@ -263,4 +263,3 @@ func TestSelectExtensionPolicy(t *testing.T) {
 		t.Error("a policy with neither selector selects no CSV, want every CSV (as before extensions)")
 	}
 }
-

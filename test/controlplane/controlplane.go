@@ -30,6 +30,9 @@ type Options struct {
 	Controllers []string
 	// LogDir receives the logs of the processes started here; default: a temporary folder.
 	LogDir string
+	// OLMv1 installs OLM v1's ClusterExtension and ClusterObjectSet CRDs
+	// (operator-controller's, from the pinned module, OLMv1CRDs).
+	OLMv1 bool
 }
 
 // ControlPlane is a running local control plane.
@@ -83,6 +86,13 @@ func Start(opts Options) (*ControlPlane, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "manifests", "crd")},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                cleanup.Scheme(),
+	}
+	if opts.OLMv1 {
+		paths, err := OLMv1CRDs()
+		if err != nil {
+			return nil, err
+		}
+		env.CRDDirectoryPaths = append(env.CRDDirectoryPaths, paths...)
 	}
 	cp := &ControlPlane{Env: env, LogDir: opts.LogDir, dir: dir}
 	// envtest's etcd and kube-apiserver log next to the other processes.

@@ -79,7 +79,7 @@ var _ = Describe("The csv-cleaner binary", func() {
 		Eventually(func() (string, error) {
 			_, body, err := controlplane.HTTPGet(ctx, fmt.Sprintf("http://%s/metrics", metrics))
 			return body, err
-		}).WithContext(ctx).Should(ContainSubstring(`csv_cleaner_uninstalls_total{reason="",result="completed"}`))
+		}).WithContext(ctx).Should(ContainSubstring(`csv_cleaner_uninstalls_total{kind="ClusterServiceVersion",reason="",result="completed"}`))
 
 		By("stopping cleanly on SIGTERM")
 		Expect(p.Stop(30 * time.Second)).To(Succeed())

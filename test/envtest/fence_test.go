@@ -3,6 +3,7 @@ package envtest_test
 import (
 	"bytes"
 	"context"
+	ocv1 "github.com/operator-framework/operator-controller/api/v1"
 	"os"
 	"path/filepath"
 
@@ -23,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -154,6 +156,35 @@ var _ = Describe("The admission policy make deploy applies", func() {
 			To(MatchError(ContainSubstring("csv-cleaner may change a CRD only to set its spec.conversion to None")))
 		Expect(as.Patch(ctx, crdOf(s.crd(0).Name()), client.RawPatch(types.MergePatchType, []byte(`{}`)), client.DryRunAll)).
 			To(Satisfy(apierrors.IsForbidden), "no patch on CRDs, which server-side apply could use to create one")
+
+		By("letting it detach a CRD OLM v1 applied from its ClusterExtension, and change nothing else of it or of the extension")
+		e := newExtScenario("xfence")
+		e.objs, err = e.ext.Create(ctx, k8s)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx SpecContext) {
+			e.deleteExtension(ctx, nil)
+			Eventually(e.dropOLMFinalizers).WithContext(ctx).Should(BeTrue())
+		})
+		detached := crdOf(e.objs.CRDs[0].Name)
+		detached.OwnerReferences = nil
+		delete(detached.Labels, plan.ExtensionOwnerKindLabel)
+		delete(detached.Labels, plan.ExtensionOwnerNameLabel)
+		Expect(as.Update(ctx, detached, client.DryRunAll)).To(Succeed())
+		relabelledCRD := crdOf(e.objs.CRDs[0].Name)
+		relabelledCRD.OwnerReferences = nil
+		relabelledCRD.Labels["stolen"] = "token"
+		Expect(as.Update(ctx, relabelledCRD, client.DryRunAll)).
+			To(MatchError(ContainSubstring("or to detach a CRD OLM v1 applied from its ClusterExtension")))
+		reowned := crdOf(e.objs.CRDs[0].Name)
+		reowned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "gone", UID: "00000000-0000-0000-0000-000000000000"}}
+		Expect(as.Update(ctx, reowned, client.DryRunAll)).
+			To(MatchError(ContainSubstring("or to detach a CRD OLM v1 applied from its ClusterExtension")))
+		ext := &ocv1.ClusterExtension{}
+		Expect(as.Get(ctx, client.ObjectKey{Name: e.ext.Name}, ext)).To(Succeed())
+		respecified := ext.DeepCopy()
+		respecified.Spec.Source.Catalog.Version = ">=99.0.0" // an upgrade nobody asked for
+		Expect(as.Patch(ctx, respecified, client.MergeFrom(ext), client.DryRunAll)).
+			To(MatchError(ContainSubstring("csv-cleaner may change only metadata.finalizers")))
 
 		By("refusing a ClusterRoleBinding for anyone but csv-cleaner itself, even of the one role it may bind")
 		operandBinding := func(subject rbacv1.Subject) *rbacv1.ClusterRoleBinding {

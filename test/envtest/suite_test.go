@@ -19,6 +19,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/extension"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 )
@@ -50,7 +51,7 @@ func TestEnvtest(t *testing.T) {
 var _ = BeforeSuite(func() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	var err error
-	cp, err = controlplane.Start(controlplane.Options{ControllerManager: true})
+	cp, err = controlplane.Start(controlplane.Options{ControllerManager: true, OLMv1: true})
 	Expect(err).NotTo(HaveOccurred())
 	// The tests' own client must not be throttled by client-go's default of 5 requests a second.
 	testCfg := rest.CopyConfig(cp.Config)
@@ -104,7 +105,11 @@ func startManagerAs(identity *rest.Config, mutate ...func(*cleanup.SetupOptions)
 	for _, m := range mutate {
 		m(&opts)
 	}
-	Expect(cleanup.Setup(mgr, opts)).To(Succeed())
+	shared, err := cleanup.Setup(mgr, opts)
+	Expect(err).To(Succeed())
+	served, err := extension.SetupIfServed(mgr, shared, opts.MaxConcurrentReconciles)
+	Expect(err).To(Succeed())
+	Expect(served).To(BeTrue(), "the suite's control plane serves ClusterExtensions")
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &runningManager{cancel: cancel, done: make(chan error, 1)}
 	go func() {

@@ -1,0 +1,61 @@
+package cleanup
+
+import (
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+)
+
+// recordObject is a record of either kind: a CSVCleanup or an ExtensionCleanup.
+type recordObject = client.Object
+
+// newRecord opens obj (a CSVCleanup or an ExtensionCleanup), as read, for a reconcile.
+func newRecord(obj recordObject) *record {
+	var rec *record
+	switch o := obj.(type) {
+	case *cleanupv1alpha1.CSVCleanup:
+		rec = &record{obj: o, base: o.DeepCopy(), uid: o.Status.CSVUID, st: &o.Status.UninstallStatus}
+	case *cleanupv1alpha1.ExtensionCleanup:
+		rec = &record{obj: o, base: o.DeepCopy(), uid: o.Status.ExtensionUID, st: &o.Status.UninstallStatus}
+	default:
+		panic(fmt.Sprintf("no uninstall record: %T", obj))
+	}
+	rec.prev = *rec.st.DeepCopy()
+	return rec
+}
+
+// statusOf is a record's whole status, as it is written.
+func statusOf(obj client.Object) any {
+	switch o := obj.(type) {
+	case *cleanupv1alpha1.CSVCleanup:
+		return o.Status
+	case *cleanupv1alpha1.ExtensionCleanup:
+		return o.Status
+	}
+	panic(fmt.Sprintf("no uninstall record: %T", obj))
+}
+
+// copyMeta sets dst's metadata to src's (records of one kind).
+func copyMeta(dst, src client.Object) {
+	switch d := dst.(type) {
+	case *cleanupv1alpha1.CSVCleanup:
+		d.ObjectMeta = src.(*cleanupv1alpha1.CSVCleanup).ObjectMeta
+	case *cleanupv1alpha1.ExtensionCleanup:
+		d.ObjectMeta = src.(*cleanupv1alpha1.ExtensionCleanup).ObjectMeta
+	}
+}
+
+// setStatus replaces a record's uninstall status (its subject's UID stays).
+func setStatus(obj client.Object, st cleanupv1alpha1.UninstallStatus) *cleanupv1alpha1.UninstallStatus {
+	switch o := obj.(type) {
+	case *cleanupv1alpha1.CSVCleanup:
+		o.Status.UninstallStatus = st
+		return &o.Status.UninstallStatus
+	case *cleanupv1alpha1.ExtensionCleanup:
+		o.Status.UninstallStatus = st
+		return &o.Status.UninstallStatus
+	}
+	panic(fmt.Sprintf("no uninstall record: %T", obj))
+}

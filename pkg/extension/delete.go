@@ -1,0 +1,150 @@
+package extension
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	ocv1 "github.com/operator-framework/operator-controller/api/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+)
+
+// reconcileDelete classifies a deleting extension's deletion (the cascade)
+// and, for an uninstall, runs the steps in order: the instances of its
+// CRDs, then the CRDs' fate, then the release of the finalizer, last. The
+// record says Releasing before the finalizer's removal and Completed only
+// once it has succeeded.
+func (r *Reconciler) reconcileDelete(ctx context.Context, cached *metav1.PartialObjectMetadata, policy *cleanupv1alpha1.CleanupPolicy) (ctrl.Result, error) {
+	if !r.Finalizers.HeldBy(cached.Finalizers) {
+		return ctrl.Result{}, nil
+	}
+	ext := &ocv1.ClusterExtension{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(cached), ext); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.Finalizers.HeldBy(ext.Finalizers) || ext.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	now := time.Now()
+	verdict := plan.ClassifyExtension(ext.Finalizers)
+	var settings plan.Settings
+	if policy != nil {
+		settings = plan.SettingsOf(policy)
+	}
+	in, err := r.gather(ctx, ext)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	x, err := r.Shared.OpenExtensionUninstall(ctx, cleanup.Subject{Object: ext, Title: "ClusterExtension " + ext.Name,
+		OperatorUnavailable: r.operatorUnavailable(ext, in.sets), Settings: settings, Cascade: verdict.Cascade}, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	switch {
+	case verdict.SkipReason != "":
+		return ctrl.Result{}, r.skip(ctx, ext, x, verdict.SkipReason, verdict.Message)
+	case policy == nil:
+		return ctrl.Result{}, r.skip(ctx, ext, x, cleanupv1alpha1.ReasonUnmanaged, "no CleanupPolicy selects the ClusterExtension any more; nothing was deleted")
+	}
+	targets, targetsProblem := plan.ExtensionTargets(ext, settings)
+	warning := ""
+	if verdict.Cascade == plan.CascadeForeground {
+		warning = verdict.Message
+	}
+	if err := x.Start(ctx, policy.Name, verdict.Message, aboutToDo(in.scopes, targets, settings), "ForegroundCascade", warning); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	x.Scopes(listable(in.scopes))
+	steps := []struct {
+		name string
+		run  func() (bool, error)
+	}{
+		{"operands", func() (bool, error) { return r.operandStep(ctx, x, in, targets, targetsProblem, settings) }},
+		{"CRDs", func() (bool, error) { return r.crdStep(ctx, x, ext, in, settings) }},
+	}
+	for _, s := range steps {
+		done, err := s.run()
+		if proceed, res, err := x.After(ctx, s.name, done, err); !proceed {
+			return res, err
+		}
+	}
+
+	if err := x.Releasing(ctx, "Everything the policy asked for is done; removing csv-cleaner's finalizer from the ClusterExtension, after which the garbage collector removes what OLM v1 applied"); err != nil {
+		return ctrl.Result{}, err
+	}
+	logr.FromContextOrDiscard(ctx).Info("Releasing the ClusterExtension: the uninstall is complete")
+	if err := r.patchFinalizers(ctx, ext, r.Finalizers.Remove); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, x.Complete(ctx, "Everything the policy asked for is done; the ClusterExtension is released")
+}
+
+// operandStep deletes the instances of the extension's CRDs in its targets
+// (or keeps them all, operands: Orphan), with the CSVs' operand machinery.
+// A CRD whose owner is in doubt, or targets csv-cleaner cannot read, block
+// it before anything is deleted.
+func (r *Reconciler) operandStep(ctx context.Context, x *cleanup.Uninstall, in inputs, targets plan.NamespaceSet, targetsProblem *plan.Problem, s plan.Settings) (bool, error) {
+	switch {
+	case len(in.problems) > 0:
+		p := in.problems[0]
+		return false, &p
+	case s.Operands == cleanupv1alpha1.Orphan:
+		return true, x.KeepInstances(ctx, cleanupv1alpha1.KeepPolicyOrphan)
+	case targetsProblem != nil:
+		return false, targetsProblem
+	}
+	return x.DeleteInstances(ctx, targets)
+}
+
+// skip records a deletion csv-cleaner deletes nothing for and releases the extension at once.
+func (r *Reconciler) skip(ctx context.Context, ext *ocv1.ClusterExtension, x *cleanup.Uninstall, reason, msg string) error {
+	if err := x.Skip(ctx, reason, msg); err != nil {
+		return err
+	}
+	return r.patchFinalizers(ctx, ext, r.Finalizers.Remove)
+}
+
+// aboutToDo says, for a person, what the uninstall does.
+func aboutToDo(scopes []plan.CRDScope, targets plan.NamespaceSet, s plan.Settings) string {
+	names := make([]string, 0, len(scopes))
+	for _, sc := range scopes {
+		names = append(names, sc.Name)
+	}
+	where := "in every namespace"
+	if !targets.All() {
+		where = "in its watch namespace"
+	}
+	operands := "deleting the custom resources " + where
+	if s.Operands == cleanupv1alpha1.Orphan {
+		operands = "keeping every custom resource (" + cleanupv1alpha1.KeepPolicyOrphan + ")"
+	}
+	crds := "detaching them from the ClusterExtension, so that the garbage collector keeps them"
+	if s.CRDs == cleanupv1alpha1.Delete {
+		crds = "leaving them to the garbage collector once no custom resource is left"
+	}
+	return fmt.Sprintf("%s of %d CRDs (%s), then %s; the garbage collector removes the rest once the ClusterExtension is released",
+		operands, len(names), strings.Join(names, ", "), crds)
+}
+
+// listable are the scopes whose instances csv-cleaner deletes: a CRD the
+// garbage collector is deleting already (--cascade=foreground) is left to
+// the API server, which deletes its instances with it; it counts as gone.
+func listable(scopes []plan.CRDScope) []plan.CRDScope {
+	out := make([]plan.CRDScope, len(scopes))
+	for i, s := range scopes {
+		if !s.CRD.DeletionTimestamp.IsZero() {
+			s.CRD = nil
+		}
+		out[i] = s
+	}
+	return out
+}

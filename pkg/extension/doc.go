@@ -1,0 +1,24 @@
+// Package extension is csv-cleaner's controller of OLM v1 ClusterExtensions
+// (olm.operatorframework.io/v1).
+//
+// OLM v1 never sequences an uninstall: deleting a ClusterExtension leaves
+// everything it applied (the CRDs, the operator's Deployment, its RBAC and
+// webhooks) to the garbage collector, so the CRDs go, and with them every
+// custom resource of their kinds, at the same time as the operator that
+// should have finalized them. This controller puts csv-cleaner's finalizer
+// on every ClusterExtension a CleanupPolicy selects
+// (clusterExtensionSelector). While it holds a deleted extension, the
+// garbage collector (background propagation) deletes nothing of it and the
+// operator goes on running: the uninstall deletes the instances of the
+// extension's CRDs first, through the operator, then detaches the CRDs it
+// keeps (crds: Orphan, or instances left) from the extension, so that the
+// garbage collector leaves them, and releases its finalizer last.
+//
+// Every decision is pkg/plan's (the extension_*.go decisions); the record
+// (ExtensionCleanup), the deletion of a CRD's instances, the Events and the
+// metrics are pkg/cleanup's (cleanup.Uninstall), shared with the CSVs'
+// uninstalls. Files: reconciler.go (the skeleton, the finalizer), delete.go
+// (the uninstall's steps), gather.go (what the decisions read), crds.go
+// (the CRDs' fate: detach, or leave to the garbage collector), setup.go
+// (the watches).
+package extension

@@ -1,0 +1,97 @@
+package extension
+
+import (
+	"context"
+	"fmt"
+
+	ocv1 "github.com/operator-framework/operator-controller/api/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+)
+
+// +kubebuilder:rbac:groups=olm.operatorframework.io,resources=clusterobjectsets,verbs=list
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=list
+
+// inputs are what the decisions of one pass read, live.
+type inputs struct {
+	ext  plan.Extension
+	sets map[types.UID]bool
+	// scopes are the CRDs the extension owns; problems block the uninstall.
+	scopes   []plan.CRDScope
+	problems []plan.Problem
+}
+
+// gather reads the extension's ClusterObjectSets (the Boxcutter applier's;
+// none where the kind is not served) and every CRD, and decides which
+// CRDs the extension owns (plan.ScopeExtensionCRDs).
+func (r *Reconciler) gather(ctx context.Context, ext *ocv1.ClusterExtension) (inputs, error) {
+	in := inputs{ext: plan.ExtensionOf(ext)}
+	sets := &metav1.PartialObjectMetadataList{}
+	sets.SetGroupVersionKind(ocv1.GroupVersion.WithKind(plan.ClusterObjectSetKind + "List"))
+	var setProblems []plan.Problem
+	switch err := r.APIReader.List(ctx, sets); {
+	case meta.IsNoMatchError(err):
+		in.sets = map[types.UID]bool{}
+	case err != nil:
+		return in, fmt.Errorf("listing ClusterObjectSets: %w", err)
+	default:
+		objs := make([]metav1.Object, len(sets.Items))
+		for i := range sets.Items {
+			objs[i] = &sets.Items[i]
+		}
+		in.sets, setProblems = plan.ControlledSets(in.ext, objs)
+	}
+	crds := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := r.APIReader.List(ctx, crds); err != nil {
+		return in, fmt.Errorf("listing CRDs: %w", err)
+	}
+	all := make([]*apiextensionsv1.CustomResourceDefinition, len(crds.Items))
+	for i := range crds.Items {
+		all[i] = &crds.Items[i]
+	}
+	in.scopes, in.problems = plan.ScopeExtensionCRDs(plan.ExtensionScopeInput{Extension: in.ext, Sets: in.sets, CRDs: all})
+	in.problems = append(setProblems, in.problems...)
+	return in, nil
+}
+
+// operatorUnavailable returns a plan.Problem naming the first of the
+// extension's Deployments (in its install namespace, owned by it) that is
+// being deleted or not Available, read live; nil when they all run, or when
+// there is none (then nothing is known, and nothing is claimed).
+func (r *Reconciler) operatorUnavailable(ext *ocv1.ClusterExtension, sets map[types.UID]bool) func(context.Context) (*plan.Problem, error) {
+	return func(ctx context.Context) (*plan.Problem, error) {
+		deps := &appsv1.DeploymentList{}
+		if err := r.APIReader.List(ctx, deps, client.InNamespace(ext.Spec.Namespace), client.MatchingLabels{
+			plan.ExtensionOwnerKindLabel: ocv1.ClusterExtensionKind, plan.ExtensionOwnerNameLabel: ext.Name}); err != nil {
+			return nil, fmt.Errorf("listing the operator's Deployments in %s: %w", ext.Spec.Namespace, err)
+		}
+		for i := range deps.Items {
+			dep := &deps.Items[i]
+			if owned, _ := plan.OwnershipOf(dep, "Deployment", plan.ExtensionOf(ext), sets); owned == plan.NotOwned {
+				continue
+			}
+			state := ""
+			switch {
+			case !dep.DeletionTimestamp.IsZero():
+				state = "is being deleted"
+			case !cleanup.Available(dep):
+				state = "is not Available"
+			default:
+				continue
+			}
+			key := client.ObjectKeyFromObject(dep)
+			return &plan.Problem{Reason: cleanupv1alpha1.BlockedOperatorUnavailable, Object: "Deployment " + key.String(),
+				Message: fmt.Sprintf("the operator's Deployment %s %s, so nobody removes them", key, state)}, nil
+		}
+		return nil, nil
+	}
+}

@@ -1,0 +1,120 @@
+package extension
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/go-logr/logr"
+	ocv1 "github.com/operator-framework/operator-controller/api/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+)
+
+// Reconciler puts csv-cleaner's finalizer on the ClusterExtensions a
+// policy selects and runs their uninstall when they are deleted.
+type Reconciler struct {
+	// Client reads from the cache and writes to the API server.
+	Client client.Client
+	// APIReader reads live, for every decision that deletes or detaches something.
+	APIReader client.Reader
+	// Finalizers names the finalizer (and legacy names) this instance owns.
+	Finalizers plan.Finalizers
+	// Shared is the CSVs' controller, whose records, deletes, Events and metrics this one uses.
+	Shared *cleanup.Reconciler
+
+	written *finalizer.Written
+}
+
+// +kubebuilder:rbac:groups=olm.operatorframework.io,resources=clusterextensions,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=extensioncleanups,verbs=get;create
+// +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=extensioncleanups/status,verbs=get;update;patch
+
+// Reconcile is the skeleton: fetch, decide whether a policy manages the
+// extension, run the uninstall of a deleting one, else keep the finalizer
+// right.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ext := extensionMetadata()
+	if err := r.Client.Get(ctx, req.NamespacedName, ext); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	log := logr.FromContextOrDiscard(ctx).WithValues("clusterExtension", klog.KObj(ext))
+	ctx = logr.NewContext(ctx, log)
+	policy, err := r.policy(ctx, ext)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !ext.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, ext, policy)
+	}
+	if policy == nil {
+		return ctrl.Result{}, r.patchFinalizers(ctx, ext, r.Finalizers.Remove)
+	}
+	// operator-controller writes its finalizers with a merge patch from its
+	// cache, which replaces the list: a finalizer added at the same moment
+	// can be dropped. The extension's update brings it back here.
+	return ctrl.Result{}, r.patchFinalizers(ctx, ext, r.Finalizers.Ensure)
+}
+
+// policy is the CleanupPolicy that manages the extension, nil when none does.
+func (r *Reconciler) policy(ctx context.Context, ext metav1.Object) (*cleanupv1alpha1.CleanupPolicy, error) {
+	policies := &cleanupv1alpha1.CleanupPolicyList{}
+	if err := r.Client.List(ctx, policies); err != nil {
+		return nil, fmt.Errorf("listing CleanupPolicies: %w", err)
+	}
+	sel, errs := plan.SelectExtensionPolicy(policies.Items, ext.GetLabels())
+	for _, err := range errs {
+		logr.FromContextOrDiscard(ctx).Error(err, "Ignoring a CleanupPolicy whose selector cannot be read")
+	}
+	return sel.Winner, nil
+}
+
+// patchFinalizers applies edit to the extension's finalizers (finalizer.Patch:
+// a merge patch guarded by the resourceVersion, read again live on a
+// conflict); nothing is written when the list is right, and no finalizer is
+// added to an extension being deleted.
+func (r *Reconciler) patchFinalizers(ctx context.Context, ext client.Object, edit func([]string) ([]string, bool)) error {
+	obj := extensionMetadata()
+	obj.Name, obj.UID = ext.GetName(), ext.GetUID()
+	obj.ResourceVersion, obj.Finalizers, obj.DeletionTimestamp = ext.GetResourceVersion(), ext.GetFinalizers(), ext.GetDeletionTimestamp()
+	_, err := finalizer.PatchCached(ctx, r.APIReader, r.Client, r.written, obj, func(cur *metav1.PartialObjectMetadata) []string {
+		list, changed := edit(cur.Finalizers)
+		if !changed || (!cur.DeletionTimestamp.IsZero() && !subset(list, cur.Finalizers)) {
+			return nil // right already, or a finalizer cannot be added once deletion has started
+		}
+		logr.FromContextOrDiscard(ctx).V(1).Info("Patching finalizers", "finalizers", list)
+		return append([]string{}, list...)
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("patching finalizers of ClusterExtension %s: %w", ext.GetName(), err)
+	}
+	return nil
+}
+
+// extensionMetadata is a ClusterExtension's metadata, as the cache holds it.
+func extensionMetadata() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(ocv1.GroupVersion.WithKind(ocv1.ClusterExtensionKind))
+	return m
+}
+
+// subset reports whether every name in a is also in b.
+func subset(a, b []string) bool {
+	for _, name := range a {
+		if !slices.Contains(b, name) {
+			return false
+		}
+	}
+	return true
+}

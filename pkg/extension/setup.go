@@ -1,0 +1,103 @@
+package extension
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	ocv1 "github.com/operator-framework/operator-controller/api/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
+)
+
+// Served reports whether the API server serves ClusterExtensions (OLM v1
+// is installed): the controller is set up only then.
+func Served(mgr ctrl.Manager) (bool, error) {
+	gvk := ocv1.GroupVersion.WithKind(ocv1.ClusterExtensionKind)
+	_, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	switch {
+	case meta.IsNoMatchError(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("discovering %s: %w", gvk, err)
+	}
+	return true, nil
+}
+
+// SetupIfServed registers the ClusterExtension controller when the API
+// server serves ClusterExtensions, and reports whether it did. OLM v1
+// installed later is seen at csv-cleaner's next start.
+func SetupIfServed(mgr ctrl.Manager, shared *cleanup.Reconciler, workers int) (bool, error) {
+	ok, err := Served(mgr)
+	if err != nil || !ok {
+		return false, err
+	}
+	return true, Setup(mgr, shared, workers)
+}
+
+// Setup registers the ClusterExtension controller; shared is the CSVs'
+// controller (cleanup.Setup), whose records, deletes, Events, metrics and
+// finalizer it uses.
+func Setup(mgr ctrl.Manager, shared *cleanup.Reconciler, workers int) error {
+	r := &Reconciler{
+		Client:     cleanup.Retry.Client(mgr.GetClient()),
+		APIReader:  mgr.GetAPIReader(),
+		Finalizers: shared.Finalizers,
+		Shared:     shared,
+		written:    &finalizer.Written{},
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("clusterextension").
+		For(extensionMetadata(), builder.WithPredicates(changed)).
+		Watches(&cleanupv1alpha1.CleanupPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allExtensions),
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionChanged))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, workers), RateLimiter: cleanup.RateLimiter()}).
+		Complete(r)
+}
+
+// changed lets through only the updates that can change what csv-cleaner
+// does: labels, finalizers (operator-controller's patches may drop
+// csv-cleaner's), deletion, spec (the generation); not the status.
+var changed = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld, e.ObjectNew
+		return o.GetGeneration() != n.GetGeneration() ||
+			!equality.Semantic.DeepEqual(o.GetLabels(), n.GetLabels()) ||
+			!slices.Equal(o.GetFinalizers(), n.GetFinalizers()) ||
+			!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
+	},
+}
+
+var deletionChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return !e.ObjectOld.GetDeletionTimestamp().Equal(e.ObjectNew.GetDeletionTimestamp())
+	},
+}
+
+// allExtensions enqueues every cached ClusterExtension: a policy change can change any of them.
+func (r *Reconciler) allExtensions(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(ocv1.GroupVersion.WithKind(ocv1.ClusterExtensionKind + "List"))
+	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing ClusterExtensions to re-examine")
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
+}

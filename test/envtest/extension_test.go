@@ -1,0 +1,206 @@
+package envtest_test
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	ocv1 "github.com/operator-framework/operator-controller/api/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+)
+
+var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
+	// Each resource gets the sample operator's finalizer before the uninstall.
+	finalized := func(ctx context.Context, s *extScenario, names ...[2]string) {
+		GinkgoHelper()
+		for _, n := range names {
+			s.resource(ctx, n[0], n[1])
+		}
+		Eventually(func(ctx context.Context) int {
+			list := &unstructured.UnstructuredList{}
+			gvk := s.ext.CRDs[0].GVK()
+			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+			Expect(k8s.List(ctx, list)).To(Succeed())
+			n := 0
+			for _, u := range list.Items {
+				if len(u.GetFinalizers()) == 1 && u.GetFinalizers()[0] == sampleFinalizer {
+					n++
+				}
+			}
+			return n
+		}).WithContext(ctx).Should(Equal(len(names)))
+		s.afterResources()
+	}
+
+	It("deletes the custom resources through the running operator first, then lets the garbage collector remove the rest (crds: Delete)", func(ctx SpecContext) {
+		s := newExtScenario("xbg")
+		s.createPolicy(ctx, func(p *cleanupv1alpha1.CleanupPolicySpec) { p.CRDs = cleanupv1alpha1.Delete })
+		s.create(ctx)
+		s.startSampleOperator()
+		finalized(ctx, s, [2]string{s.ns("a"), "one"}, [2]string{s.ns("a"), "two"}, [2]string{s.ns("b"), "three"})
+
+		s.deleteAsOperatorController(ctx, nil)
+		// While the resources go, through the operator, everything OLM v1
+		// applied stays: the operator needs its Deployment and its RBAC.
+		Eventually(s.resources).WithContext(ctx).Should(BeEmpty())
+		Eventually(s.phase).WithContext(ctx).Should(Equal(string(cleanupv1alpha1.PhaseCompleted)))
+		rec := s.record(ctx)
+		Expect(rec.Status.Cascade).To(Equal(string(plan.CascadeBackground)))
+		Expect(rec.Status.Counts).To(ContainElement(And(HaveField("Kind", s.ext.CRDs[0].Kind+"."+s.ext.CRDs[0].Group),
+			HaveField("Found", BeEquivalentTo(3)), HaveField("Deleted", BeEquivalentTo(3)))))
+		Expect(rec.Status.Counts).To(ContainElement(And(HaveField("Kind", plan.CRDKind), HaveField("Found", BeEquivalentTo(1)))))
+
+		By("the garbage collector removing what OLM v1 applied once the extension is released")
+		Eventually(s.finalizers).WithContext(ctx).Should(BeNil())
+		for _, o := range s.objs.Owned() {
+			Eventually(present).WithContext(ctx).WithArguments(o).Should(BeFalse(), "%T %s", o, o.GetName())
+		}
+		Expect(s.extEventReasons(ctx)).To(ContainElements("CleanupStarted", "OperandsDeleted", "CleanupCompleted"))
+	})
+
+	It("keeps the CRDs and, with operands: Orphan, every custom resource, without the extension's ownerReference (crds: Orphan)", func(ctx SpecContext) {
+		s := newExtScenario("xorph")
+		s.createPolicy(ctx, func(p *cleanupv1alpha1.CleanupPolicySpec) { p.Operands = cleanupv1alpha1.Orphan })
+		s.create(ctx)
+		s.resource(ctx, s.ns("a"), "kept")
+		s.afterResources()
+
+		s.deleteAsOperatorController(ctx, nil)
+		Eventually(s.phase).WithContext(ctx).Should(Equal(string(cleanupv1alpha1.PhaseCompleted)))
+		Eventually(s.finalizers).WithContext(ctx).Should(BeNil())
+		Eventually(present).WithContext(ctx).WithArguments(s.objs.Deployment).Should(BeFalse())
+		Eventually(present).WithContext(ctx).WithArguments(s.objs.Role).Should(BeFalse())
+		// The garbage collector has had its turn: the CRD and the resource stay.
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s.objs.CRDs[0]), crd)).To(Succeed())
+		Expect(crd.DeletionTimestamp).To(BeNil())
+		Expect(crd.OwnerReferences).To(BeEmpty())
+		Expect(crd.Labels).NotTo(HaveKey(plan.ExtensionOwnerKindLabel))
+		Expect(crd.Labels).NotTo(HaveKey(plan.ExtensionOwnerNameLabel))
+		Expect(s.resources(ctx)).To(ConsistOf(s.ns("a") + "/kept"))
+		rec := s.record(ctx)
+		Expect(rec.Status.Kept).To(ContainElement(And(HaveField("Kind", plan.CRDKind), HaveField("Reason", cleanupv1alpha1.KeepPolicyOrphan))))
+		Expect(s.extEventReasons(ctx)).To(ContainElement("CRDDetached"))
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, crd))).To(Succeed()) })
+	})
+
+	It("deletes nothing for --cascade=orphan, and says why", func(ctx SpecContext) {
+		s := newExtScenario("xcasc")
+		s.createPolicy(ctx)
+		s.create(ctx)
+		s.resource(ctx, s.ns("a"), "stays")
+		s.afterResources()
+
+		s.deleteAsOperatorController(ctx, ptr.To(metav1.DeletePropagationOrphan))
+		Eventually(s.phase).WithContext(ctx).Should(Equal(string(cleanupv1alpha1.PhaseSkipped)))
+		rec := s.record(ctx)
+		Expect(rec.Status.Reason).To(Equal(cleanupv1alpha1.ReasonOrphanCascade))
+		Expect(rec.Status.Cascade).To(Equal(string(plan.CascadeOrphan)))
+		Expect(rec.Status.Message).To(ContainSubstring("--cascade=orphan"))
+		Eventually(s.finalizers).WithContext(ctx).Should(BeNil())
+		Expect(s.resources(ctx)).To(ConsistOf(s.ns("a") + "/stays"))
+		Expect(present(ctx, s.objs.CRDs[0])).To(BeTrue())
+		Expect(present(ctx, s.objs.Deployment)).To(BeTrue())
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, s.objs.CRDs[0]))).To(Succeed()) })
+	})
+
+	It("says that the garbage collector deletes the CRDs now for --cascade=foreground, and still completes", func(ctx SpecContext) {
+		s := newExtScenario("xfg")
+		s.createPolicy(ctx, func(p *cleanupv1alpha1.CleanupPolicySpec) { p.CRDs = cleanupv1alpha1.Delete })
+		s.create(ctx)
+		s.resource(ctx, s.ns("a"), "one")
+		s.afterResources()
+
+		s.deleteAsOperatorController(ctx, ptr.To(metav1.DeletePropagationForeground))
+		Eventually(s.phase).WithContext(ctx).Should(Equal(string(cleanupv1alpha1.PhaseCompleted)))
+		Expect(s.record(ctx).Status.Cascade).To(Equal(string(plan.CascadeForeground)))
+		Expect(s.extEventReasons(ctx)).To(ContainElement("ForegroundCascade"))
+		Eventually(s.finalizers).WithContext(ctx).Should(BeNil())
+		Eventually(present).WithContext(ctx).WithArguments(s.objs.CRDs[0]).Should(BeFalse())
+	})
+
+	It("puts its finalizer back when operator-controller's merge patch drops it", func(ctx SpecContext) {
+		s := newExtScenario("xrace")
+		s.createPolicy(ctx)
+		s.create(ctx)
+		// operator-controller writes its finalizer list from its cache with a
+		// merge patch, without a resourceVersion: the list it writes wins.
+		ext := &ocv1.ClusterExtension{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: s.ext.Name}, ext)).To(Succeed())
+		base := ext.DeepCopy()
+		ext.Finalizers = []string{"olm.operatorframework.io/cleanup-unpack-cache", "olm.operatorframework.io/cleanup-contentmanager-cache"}
+		Expect(k8s.Patch(ctx, ext, client.MergeFrom(base))).To(Succeed())
+		Eventually(s.finalizers).WithContext(ctx).Should(ContainElements(plan.DefaultFinalizer,
+			"olm.operatorframework.io/cleanup-unpack-cache", "olm.operatorframework.io/cleanup-contentmanager-cache"))
+	})
+
+	It("resumes after csv-cleaner was scaled to zero while the extension was deleted", func(ctx SpecContext) {
+		s := newExtScenario("xres")
+		s.createPolicy(ctx, func(p *cleanupv1alpha1.CleanupPolicySpec) { p.CRDs = cleanupv1alpha1.Delete })
+		s.create(ctx)
+		s.startSampleOperator()
+		finalized(ctx, s, [2]string{s.ns("a"), "one"}, [2]string{s.ns("b"), "two"})
+
+		stopManager()
+		s.deleteAsOperatorController(ctx, nil)
+		// Held by csv-cleaner's finalizer, nothing of the extension goes.
+		Consistently(s.resources).WithContext(ctx).WithTimeout(2 * time.Second).Should(HaveLen(2))
+		Expect(present(ctx, s.objs.CRDs[0])).To(BeTrue())
+		Expect(present(ctx, s.objs.Binding)).To(BeTrue())
+
+		startManager()
+		Eventually(s.resources).WithContext(ctx).Should(BeEmpty())
+		Eventually(s.phase).WithContext(ctx).Should(Equal(string(cleanupv1alpha1.PhaseCompleted)))
+		Eventually(present).WithContext(ctx).WithArguments(s.objs.CRDs[0]).Should(BeFalse())
+	})
+
+	It("follows the Boxcutter applier's chain: objects owned by a ClusterObjectSet the extension controls", func(ctx SpecContext) {
+		s := newExtScenario("xbox")
+		s.ext.Boxcutter = true
+		s.createPolicy(ctx)
+		s.create(ctx)
+		s.startSampleOperator()
+		finalized(ctx, s, [2]string{s.ns("a"), "one"})
+
+		s.deleteAsOperatorController(ctx, nil)
+		Eventually(s.resources).WithContext(ctx).Should(BeEmpty())
+		Eventually(s.phase).WithContext(ctx).Should(Equal(string(cleanupv1alpha1.PhaseCompleted)))
+		Eventually(present).WithContext(ctx).WithArguments(s.objs.Deployment).Should(BeFalse())
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s.objs.CRDs[0]), crd)).To(Succeed())
+		Expect(crd.OwnerReferences).To(BeEmpty(), "detached from the ClusterObjectSet (crds: Orphan)")
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, crd))).To(Succeed()) })
+	})
+
+	It("lets csv-cleaner's own uninstall remove its finalizer from every ClusterExtension, abandoning a deleting one with a Warning Event", func(ctx SpecContext) {
+		live, deleting := newExtScenario("xrel1"), newExtScenario("xrel2")
+		live.createPolicy(ctx)
+		deleting.createPolicy(ctx)
+		live.create(ctx)
+		deleting.create(ctx)
+		deleting.resource(ctx, deleting.ns("a"), "left")
+		stopManager()
+		deleting.deleteAsOperatorController(ctx, nil)
+
+		rl := cleanup.Releaser{Live: k8s, Writer: k8s, Finalizers: plan.Finalizers{Current: plan.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
+			Hold: rbac.HoldFinalizer, Workers: 4, Reporter: "test"}
+		released, err := rl.ReleaseOthers(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(released).To(ContainElements(
+			And(HaveField("Kind", ocv1.ClusterExtensionKind), HaveField("Name", live.ext.Name), HaveField("Abandoned", BeFalse())),
+			And(HaveField("Kind", ocv1.ClusterExtensionKind), HaveField("Name", deleting.ext.Name), HaveField("Abandoned", BeTrue()))))
+		Expect(live.finalizers(ctx)).NotTo(ContainElement(plan.DefaultFinalizer))
+		Expect(deleting.extEventReasons(ctx)).To(ContainElement("UninstallAbandoned"))
+		Eventually(deleting.finalizers).WithContext(ctx).Should(BeNil())
+	})
+})
