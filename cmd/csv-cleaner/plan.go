@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -15,12 +15,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/extension"
 )
 
 const planUsage = `Usage: csv-cleaner plan --namespace NAMESPACE [-o table|json] CSV
+       csv-cleaner plan clusterextension [-o table|json] NAME
 
-Prints what an uninstall of the CSV would delete and keep right now, and why.
-It only reads from the cluster.
+Prints what an uninstall of the CSV, or of the OLM v1 ClusterExtension,
+would delete and keep right now, and why. It only reads from the cluster.
 
 `
 
@@ -35,9 +37,28 @@ func planCommand(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&output, "o", "table", "Output format: table or json.")
 	fs.StringVar(&output, "output", "table", "Output format: table or json.")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig; defaults to $KUBECONFIG, the in-cluster config, then ~/.kube/config.")
-	csv, err := parseInterspersed(fs, args)
+	positional, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
+	}
+	if len(positional) == 2 && isExtensionKind(positional[0]) {
+		if output != "table" && output != "json" {
+			_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: unknown output format %q (table or json)\n", output)
+			return 2
+		}
+		if err := printExtensionPlan(kubeconfig, positional[1], output, stdout); err != nil {
+			_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	if len(positional) > 1 {
+		_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: one CSV at a time, or clusterextension NAME; got %v\n", positional)
+		return 2
+	}
+	csv := ""
+	if len(positional) == 1 {
+		csv = positional[0]
 	}
 	switch {
 	case namespace == "" || csv == "":
@@ -71,6 +92,38 @@ func printPlan(kubeconfig string, key types.NamespacedName, output string, stdou
 	if err != nil {
 		return err
 	}
+	return writePlan(d, output, stdout)
+}
+
+// isExtensionKind reports whether a plan's first argument names OLM v1's ClusterExtension, as kubectl would accept it.
+func isExtensionKind(arg string) bool {
+	switch strings.ToLower(arg) {
+	case "clusterextension", "clusterextensions", "clusterextension.olm.operatorframework.io":
+		return true
+	}
+	return false
+}
+
+// printExtensionPlan reads the cluster of kubeconfig and prints the plan of the ClusterExtension name.
+func printExtensionPlan(kubeconfig, name, output string, stdout io.Writer) error {
+	cfg, err := loadConfig(kubeconfig, "csv-cleaner-plan/"+version)
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: cleanup.Scheme()})
+	if err != nil {
+		return fmt.Errorf("creating the client: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	d, err := extension.Plan(ctx, c, name, time.Now())
+	if err != nil {
+		return err
+	}
+	return writePlan(d, output, stdout)
+}
+
+func writePlan(d *cleanup.DryRun, output string, stdout io.Writer) error {
 	if output == "json" {
 		return d.WriteJSON(stdout)
 	}
@@ -94,13 +147,13 @@ func loadConfig(kubeconfig, userAgent string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// parseInterspersed parses flags before and after the one positional
-// argument, as kubectl does.
-func parseInterspersed(fs *flag.FlagSet, args []string) (string, error) {
+// parseInterspersed parses flags before and after the positional
+// arguments, as kubectl does.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return "", err
+			return nil, err
 		}
 		if fs.NArg() == 0 {
 			break
@@ -108,12 +161,5 @@ func parseInterspersed(fs *flag.FlagSet, args []string) (string, error) {
 		positional = append(positional, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if len(positional) > 1 {
-		_, _ = fmt.Fprintf(fs.Output(), "csv-cleaner plan: one CSV at a time, got %v\n", positional)
-		return "", errors.New("too many arguments")
-	}
-	if len(positional) == 0 {
-		return "", nil
-	}
-	return positional[0], nil
+	return positional, nil
 }

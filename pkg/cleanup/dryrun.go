@@ -32,10 +32,13 @@ type CSVRef struct {
 // String is namespace/name.
 func (c CSVRef) String() string { return types.NamespacedName(c).String() }
 
-// DryRun is what an uninstall of a CSV would delete and keep, as the cluster is now.
+// DryRun is what an uninstall of a CSV, or of a ClusterExtension, would
+// delete and keep, as the cluster is now.
 type DryRun struct {
-	CSV    CSVRef `json:"csv"`
-	Policy string `json:"policy,omitempty"`
+	CSV CSVRef `json:"csv,omitzero"`
+	// ClusterExtension is the extension's name, for an extension's plan.
+	ClusterExtension string `json:"clusterExtension,omitempty"`
+	Policy           string `json:"policy,omitempty"`
 	// Verdict is Uninstall, Skipped (with Reason), Unmanaged, or Blocked (with Reason).
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason,omitempty"`

@@ -18,7 +18,11 @@ func (d *DryRun) WriteTable(w io.Writer) error {
 			_, err = fmt.Fprintf(tw, format, args...)
 		}
 	}
-	printf("CSV:\t%s\n", d.CSV)
+	if d.ClusterExtension != "" {
+		printf("ClusterExtension:\t%s\n", d.ClusterExtension)
+	} else {
+		printf("CSV:\t%s\n", d.CSV)
+	}
 	if d.Policy != "" {
 		printf("Policy:\t%s\n", d.Policy)
 	}

@@ -229,3 +229,28 @@ func (x *Uninstall) Skip(ctx context.Context, reason, msg string) error {
 
 // Phase is the record's phase as this pass leaves it.
 func (x *Uninstall) Phase() string { return string(x.u.rec.st.Phase) }
+
+// FinishExtensionRelease completes the record of a ClusterExtension that
+// csv-cleaner released (the record says Releasing) when the attempt that
+// released it could not say so (the reply was lost, or the record's write
+// failed) and the extension is gone now.
+func (r *Reconciler) FinishExtensionRelease(ctx context.Context, name string) error {
+	obj := &cleanupv1alpha1.ExtensionCleanup{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if obj.Status.Phase != cleanupv1alpha1.PhaseReleasing {
+		return nil
+	}
+	gone := &metav1.PartialObjectMetadata{}
+	gone.SetGroupVersionKind(extensionKind)
+	gone.Name, gone.UID = name, obj.Status.ExtensionUID
+	deleted := time.Now()
+	if obj.Status.StartTime != nil {
+		deleted = obj.Status.StartTime.Time
+	}
+	logr.FromContextOrDiscard(ctx).Info("Completing the uninstall record: the ClusterExtension was released")
+	x := &Uninstall{r: r, u: &uninstall{subject: gone, title: "ClusterExtension " + name, deletion: deleted, rec: newRecord(obj), now: time.Now(), kind: KindExtension}}
+	x.u.rec.recovered()
+	return x.Complete(ctx, "Everything the policy asked for is done; the ClusterExtension is released")
+}

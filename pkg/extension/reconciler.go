@@ -35,7 +35,7 @@ type Reconciler struct {
 }
 
 // +kubebuilder:rbac:groups=olm.operatorframework.io,resources=clusterextensions,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=extensioncleanups,verbs=get;create
+// +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=extensioncleanups,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=extensioncleanups/status,verbs=get;update;patch
 
 // Reconcile is the skeleton: fetch, decide whether a policy manages the
@@ -44,11 +44,15 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ext := extensionMetadata()
 	if err := r.Client.Get(ctx, req.NamespacedName, ext); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			// Gone: a record whose release succeeded without its reply says Completed.
+			return ctrl.Result{}, r.Shared.FinishExtensionRelease(ctx, req.Name)
+		}
+		return ctrl.Result{}, err
 	}
 	log := logr.FromContextOrDiscard(ctx).WithValues("clusterExtension", klog.KObj(ext))
 	ctx = logr.NewContext(ctx, log)
-	policy, err := r.policy(ctx, ext)
+	policy, err := policyOf(ctx, r.Client, ext)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -64,10 +68,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, r.patchFinalizers(ctx, ext, r.Finalizers.Ensure)
 }
 
-// policy is the CleanupPolicy that manages the extension, nil when none does.
-func (r *Reconciler) policy(ctx context.Context, ext metav1.Object) (*cleanupv1alpha1.CleanupPolicy, error) {
+// policyOf is the CleanupPolicy that manages the extension, nil when none does.
+func policyOf(ctx context.Context, reader client.Reader, ext metav1.Object) (*cleanupv1alpha1.CleanupPolicy, error) {
 	policies := &cleanupv1alpha1.CleanupPolicyList{}
-	if err := r.Client.List(ctx, policies); err != nil {
+	if err := reader.List(ctx, policies); err != nil {
 		return nil, fmt.Errorf("listing CleanupPolicies: %w", err)
 	}
 	sel, errs := plan.SelectExtensionPolicy(policies.Items, ext.GetLabels())

@@ -64,6 +64,11 @@ func Setup(mgr ctrl.Manager, shared *cleanup.Reconciler, workers int) error {
 		For(extensionMetadata(), builder.WithPredicates(changed)).
 		Watches(&cleanupv1alpha1.CleanupPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allExtensions),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionChanged))).
+		// A record left Releasing (the release's reply was lost, or csv-cleaner
+		// stopped right after it) is completed once its extension is gone,
+		// after a restart too.
+		Watches(&cleanupv1alpha1.ExtensionCleanup{}, handler.EnqueueRequestsFromMapFunc(recordsExtension),
+			builder.WithPredicates(releasing)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, workers), RateLimiter: cleanup.RateLimiter()}).
 		Complete(r)
 }
@@ -100,4 +105,18 @@ func (r *Reconciler) allExtensions(ctx context.Context, _ client.Object) []recon
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return reqs
+}
+
+// releasing lets through the records that say Releasing.
+var releasing = predicate.NewPredicateFuncs(func(obj client.Object) bool {
+	rec, ok := obj.(*cleanupv1alpha1.ExtensionCleanup)
+	return ok && rec.Status.Phase == cleanupv1alpha1.PhaseReleasing
+})
+
+// recordsExtension maps a record to its ClusterExtension.
+func recordsExtension(_ context.Context, obj client.Object) []reconcile.Request {
+	if rec, ok := obj.(*cleanupv1alpha1.ExtensionCleanup); ok && rec.Spec.ClusterExtensionName != "" {
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: rec.Spec.ClusterExtensionName}}}
+	}
+	return nil
 }

@@ -66,6 +66,15 @@ func TestBench(t *testing.T) {
 		report.Faults = &f
 	}
 
+	if scale.Extension > 0 && only("extension") {
+		x, err := e.MeasureExtension(ctx, scale.Extension)
+		if err != nil {
+			t.Fatalf("ClusterExtension, %d resources: %v", scale.Extension, err)
+		}
+		t.Logf("ClusterExtension with %d resources: uninstall %s, per-object floor %s, ratio %.2f, peak in flight %.0f", x.Operands, x.Uninstall, x.Floor, x.Ratio(), x.PeakInflight)
+		report.Extension = &x
+	}
+
 	if scale.OutageOperands > 0 && only("outage") {
 		o, err := e.MeasureOutage(ctx, scale.OutageOperands, scale.OutageDown)
 		if err != nil {

@@ -42,7 +42,7 @@ type Env struct {
 func Start() (*Env, error) {
 	// Only the ClusterRole aggregation runs besides etcd and kube-apiserver:
 	// it gives csv-cleaner its rights on operands, as in a cluster.
-	cp, err := controlplane.Start(controlplane.Options{ControllerManager: true, Controllers: []string{"clusterrole-aggregation"}})
+	cp, err := controlplane.Start(controlplane.Options{ControllerManager: true, Controllers: []string{"clusterrole-aggregation"}, OLMv1: true})
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,8 @@ type Report struct {
 	Faults *Faults `json:",omitempty"`
 	// Outage is an uninstall through an outage of the API server.
 	Outage *Outage `json:",omitempty"`
+	// Extension is the throughput run of an OLM v1 ClusterExtension's uninstall.
+	Extension *Throughput `json:",omitempty"`
 }
 
 func defaultQPS() [2]float64 { return [2]float64{cleanup.DefaultQPS, cleanup.DefaultBurst} }
@@ -63,6 +65,14 @@ func (r Report) Figures() [][2]any {
 			[2]any{cpuKey + "etcd_floor_" + size(t.Operands), round(t.perOperand(t.FloorCPU.Etcd), 3)},
 			[2]any{cpuKey + "etcd_uninstall_" + size(t.Operands), round(t.perOperand(t.UninstallCPU.Etcd), 3)},
 			[2]any{cpuKey + "cleaner_uninstall_" + size(t.Operands), round(t.perOperand(t.UninstallCPU.Cleaner), 3)},
+		)
+	}
+	if t := r.Extension; t != nil {
+		out = append(out,
+			[2]any{"extension_ratio_to_floor_" + size(t.Operands), round(t.Ratio(), 2)},
+			[2]any{"extension_uninstall_seconds_" + size(t.Operands), round(t.Uninstall.Seconds(), 2)},
+			[2]any{"extension_floor_seconds_" + size(t.Operands), round(t.Floor.Seconds(), 2)},
+			[2]any{"extension_peak_inflight_requests_" + size(t.Operands), t.PeakInflight},
 		)
 	}
 	if f := r.Faults; f != nil {
@@ -162,7 +172,7 @@ func round(v float64, digits int) float64 {
 // goals says what each figure should be, where the issue sets a goal.
 func goal(key string) string {
 	switch {
-	case strings.HasPrefix(key, "uninstall_ratio_to_floor_"):
+	case strings.HasPrefix(key, "uninstall_ratio_to_floor_"), strings.HasPrefix(key, "extension_ratio_to_floor_"):
 		return "≤ 1.05"
 	case strings.HasPrefix(key, "faults_ratio_to_unfaulted_"):
 		return "≤ 1.5"

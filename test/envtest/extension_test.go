@@ -1,7 +1,11 @@
 package envtest_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"os/exec"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -202,5 +206,69 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		Expect(live.finalizers(ctx)).NotTo(ContainElement(plan.DefaultFinalizer))
 		Expect(deleting.extEventReasons(ctx)).To(ContainElement("UninstallAbandoned"))
 		Eventually(deleting.finalizers).WithContext(ctx).Should(BeNil())
+	})
+
+	It("plans an extension's uninstall with `csv-cleaner plan clusterextension NAME`, changing nothing, and the run does what it said", func(ctx SpecContext) {
+		s := newExtScenario("xplan")
+		s.ext.WatchNamespace = s.ns("a")
+		s.createPolicy(ctx)
+		s.create(ctx)
+		s.resource(ctx, s.ns("a"), "one")
+		s.resource(ctx, s.ns("a"), "two")
+		s.resource(ctx, s.ns("b"), "outside")
+		s.afterResources()
+		kind := s.ext.CRDs[0].Kind + "." + s.ext.CRDs[0].Group
+		stopManager()
+
+		var stdout, stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, cleanerBinary(ctx), "plan", "clusterextension", s.ext.Name, "-o", "json", "--kubeconfig", cp.Kubeconfig)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		Expect(cmd.Run()).To(Succeed(), stderr.String())
+		var dry cleanup.DryRun
+		Expect(json.Unmarshal(stdout.Bytes(), &dry)).To(Succeed())
+		Expect(dry.ClusterExtension).To(Equal(s.ext.Name))
+		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall))
+		Expect(dry.Items).To(ConsistOf(
+			cleanup.DryRunItem{Action: plan.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "one", Reason: plan.DeleteOwnedOperand},
+			cleanup.DryRunItem{Action: plan.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "two", Reason: plan.DeleteOwnedOperand},
+			cleanup.DryRunItem{Action: plan.ActionKeep, Kind: kind, Namespace: s.ns("b"), Name: "outside", Reason: cleanupv1alpha1.KeepOutsideTargets},
+			cleanup.DryRunItem{Action: plan.ActionKeep, Kind: plan.CRDKind, Name: s.objs.CRDs[0].Name, Reason: cleanupv1alpha1.KeepPolicyOrphan},
+		))
+		Expect(s.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer), "the plan changed nothing")
+		Expect(s.resources(ctx)).To(HaveLen(3))
+
+		By("running the uninstall: what the plan deleted is gone, what it kept stays")
+		startManager()
+		s.deleteAsOperatorController(ctx, nil)
+		Eventually(s.phase).WithContext(ctx).Should(Equal(string(cleanupv1alpha1.PhaseCompleted)))
+		Expect(s.resources(ctx)).To(ConsistOf(s.ns("b") + "/outside"))
+		Eventually(s.finalizers).WithContext(ctx).Should(BeNil())
+		Expect(present(ctx, s.objs.CRDs[0])).To(BeTrue())
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, s.objs.CRDs[0]))).To(Succeed()) })
+	})
+
+	It("completes a record left Releasing when the release's reply was lost and the extension is gone", func(ctx SpecContext) {
+		s := newExtScenario("xlost")
+		s.createPolicy(ctx)
+		s.create(ctx)
+		stopManager()
+		By("a record that says Releasing, and the finalizer's removal done, as a lost reply leaves them")
+		uid := s.objs.Extension.UID
+		rec := &cleanupv1alpha1.ExtensionCleanup{ObjectMeta: metav1.ObjectMeta{Name: s.ext.Name},
+			Spec: cleanupv1alpha1.ExtensionCleanupSpec{ClusterExtensionName: s.ext.Name}}
+		Expect(k8s.Create(ctx, rec)).To(Succeed())
+		rec.Status.ExtensionUID, rec.Status.Phase, rec.Status.StartTime = uid, cleanupv1alpha1.PhaseReleasing, ptr.To(metav1.Now())
+		Expect(k8s.Status().Update(ctx, rec)).To(Succeed())
+		s.deleteAsOperatorController(ctx, nil)
+		ext := &ocv1.ClusterExtension{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: s.ext.Name}, ext)).To(Succeed())
+		base := ext.DeepCopy()
+		ext.Finalizers = slices.DeleteFunc(ext.Finalizers, func(f string) bool { return f == plan.DefaultFinalizer })
+		Expect(k8s.Patch(ctx, ext, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))).To(Succeed())
+		Eventually(s.finalizers).WithContext(ctx).Should(BeNil())
+
+		startManager()
+		Eventually(s.phase).WithContext(ctx).Should(Equal(string(cleanupv1alpha1.PhaseCompleted)))
+		Expect(s.record(ctx).Status.ExtensionUID).To(Equal(uid))
 	})
 })

@@ -1,0 +1,94 @@
+package extension
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	ocv1 "github.com/operator-framework/operator-controller/api/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+)
+
+// Plan reports what an uninstall of the ClusterExtension would delete and
+// keep right now, and why: it reads the cluster as the uninstall does
+// (gather) and prints the items of the same pkg/plan decisions. It only
+// reads. An extension that is not being deleted is planned as if it were
+// deleted now, with kubectl's default (background) cascade. What the
+// garbage collector removes once the extension is released (its operator,
+// RBAC, webhooks, release Secret) is not listed: csv-cleaner does not
+// delete it.
+func Plan(ctx context.Context, reader client.Reader, name string, now time.Time) (*cleanup.DryRun, error) {
+	ext := &ocv1.ClusterExtension{}
+	if err := reader.Get(ctx, client.ObjectKey{Name: name}, ext); err != nil {
+		return nil, fmt.Errorf("getting ClusterExtension %s: %w", name, err)
+	}
+	out := &cleanup.DryRun{ClusterExtension: name, Items: []cleanup.DryRunItem{}}
+	hypothetical := ext.DeletionTimestamp.IsZero()
+	if hypothetical {
+		ext.DeletionTimestamp = &metav1.Time{Time: now}
+	}
+	policy, err := policyOf(ctx, reader, ext)
+	if err != nil {
+		return nil, err
+	}
+	verdict := plan.ClassifyExtension(ext.Finalizers)
+	switch {
+	case policy == nil:
+		out.Verdict, out.Message = cleanup.VerdictUnmanaged, "no CleanupPolicy selects the ClusterExtension: deleting it leaves everything to the garbage collector, which deletes its CRDs with every custom resource"
+		return out, nil
+	case verdict.SkipReason != "":
+		out.Verdict, out.Reason, out.Message = cleanup.VerdictSkipped, verdict.SkipReason, verdict.Message
+		return out, nil
+	case hypothetical:
+		out.Verdict, out.Message = cleanup.VerdictUninstall, "the ClusterExtension is not being deleted; deleting it now (background cascade) would uninstall the operator"
+	default:
+		out.Verdict, out.Message = cleanup.VerdictUninstall, verdict.Message
+	}
+	out.Policy = policy.Name
+	settings := plan.SettingsOf(policy)
+	in, err := (&Reconciler{APIReader: reader}).gather(ctx, ext)
+	if err != nil {
+		return nil, err
+	}
+	targets, targetsProblem := plan.ExtensionTargets(ext, settings)
+	orphan := ""
+	switch {
+	case len(in.problems) > 0:
+		out.Verdict, out.Reason, out.Message = cleanup.VerdictBlocked, in.problems[0].Reason, in.problems[0].Message
+		return out, nil
+	case settings.Operands == cleanupv1alpha1.Orphan:
+		orphan = cleanupv1alpha1.KeepPolicyOrphan
+	case targetsProblem != nil:
+		out.Verdict, out.Reason, out.Message = cleanup.VerdictBlocked, targetsProblem.Reason, targetsProblem.Message
+		return out, nil
+	}
+	g := cleanup.Gatherer{Live: reader, Cached: reader}
+	decide := plan.OperandInput{Targets: targets, DeletionTime: *ext.DeletionTimestamp, Orphan: orphan,
+		Timeout: plan.TimeoutOf(settings, ext.DeletionTimestamp.Time, now)}
+	keptKinds := map[string]bool{}
+	for _, s := range listable(in.scopes) {
+		if s.CRD == nil {
+			continue
+		}
+		// A page at a time, as the run lists them.
+		err := g.ForEachPage(ctx, &s, func(page []metav1.PartialObjectMetadata) error {
+			decide.Scope, decide.Items = s, page
+			decided := plan.PlanOperands(decide)
+			out.Items = append(out.Items, decided.Items...)
+			keptKinds[s.Kind] = keptKinds[s.Kind] || len(decided.KeptRefs) > 0
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range in.scopes {
+		out.Items = append(out.Items, plan.ExtensionCRDFate(settings, s, keptKinds[s.Kind]))
+	}
+	return out, nil
+}
