@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
@@ -80,6 +81,20 @@ func stepOf(err error) string {
 // Warning Event tells it once. A successful one forgets the failures (the
 // uninstall clears its record's Retrying when it saves).
 func (r *Reconciler) afterAttempt(ctx context.Context, req reconcile.Request, res ctrl.Result, err error) (ctrl.Result, error) {
+	return r.settleAttempt(ctx, "clusterserviceversion", req, res, err)
+}
+
+// AfterExtensionAttempt is afterAttempt for the ClusterExtension's
+// controller (pkg/extension): the same capped backoff, Retrying condition
+// on its ExtensionCleanup and Warning Event on the extension.
+func (r *Reconciler) AfterExtensionAttempt(ctx context.Context, req reconcile.Request, res ctrl.Result, err error) (ctrl.Result, error) {
+	return r.settleAttempt(ctx, "clusterextension", req, res, err)
+}
+
+// settleAttempt is afterAttempt for the named controller. The keys of the
+// two controllers never collide: a CSV's has a namespace, a
+// ClusterExtension's has none.
+func (r *Reconciler) settleAttempt(ctx context.Context, controller string, req reconcile.Request, res ctrl.Result, err error) (ctrl.Result, error) {
 	if err == nil {
 		r.failures.Forget(req)
 		return res, nil
@@ -88,10 +103,10 @@ func (r *Reconciler) afterAttempt(ctx context.Context, req reconcile.Request, re
 		return res, err // stopping: the next csv-cleaner to run goes on
 	}
 	step := stepOf(err)
-	failedAttempts.WithLabelValues("clusterserviceversion", step).Inc()
+	failedAttempts.WithLabelValues(controller, step).Inc()
 	delay := r.failures.When(req)
 	n := r.failures.NumRequeues(req)
-	log := logr.FromContextOrDiscard(ctx).WithValues("csv", req.NamespacedName)
+	log := logr.FromContextOrDiscard(ctx).WithValues("object", req.NamespacedName)
 	log.Error(err, "Attempt failed; trying again", "step", step, "failuresInARow", n, "retryIn", delay.String())
 	if n >= RetryingAfter {
 		r.noteRetrying(logr.NewContext(ctx, log), req.NamespacedName, n, step, err, time.Now().Add(delay))
@@ -100,27 +115,32 @@ func (r *Reconciler) afterAttempt(ctx context.Context, req reconcile.Request, re
 }
 
 // noteRetrying shows failures that go on: the record's Retrying condition,
-// when the CSV has a record of an uninstall under way, and on the first
-// time in a row a Warning Event on the CSV. What it cannot write is logged.
+// when the CSV (or the ClusterExtension, a key without a namespace) has a
+// record of an uninstall under way, and on the first time in a row a
+// Warning Event on it. What it cannot write is logged.
 func (r *Reconciler) noteRetrying(ctx context.Context, key types.NamespacedName, n int, step string, cause error, next time.Time) {
 	log := logr.FromContextOrDiscard(ctx)
+	subject, obj := client.Object(csvMetadata()), client.Object(&cleanupv1alpha1.CSVCleanup{})
+	if key.Namespace == "" {
+		ext := &metav1.PartialObjectMetadata{}
+		ext.SetGroupVersionKind(extensionKind)
+		subject, obj = ext, &cleanupv1alpha1.ExtensionCleanup{}
+	}
 	if n == RetryingAfter {
-		csv := csvMetadata()
-		if err := r.Client.Get(ctx, key, csv); err == nil {
-			r.event(csv, corev1.EventTypeWarning, "Retrying", "Retry",
+		if err := r.Client.Get(ctx, key, subject); err == nil {
+			r.event(subject, corev1.EventTypeWarning, "Retrying", "Retry",
 				"%d attempts in a row failed (step %s); csv-cleaner goes on trying, at least every %s; last error: %s", n, step, MaxRetryDelay, short(cause))
 		}
 	}
-	obj := &cleanupv1alpha1.CSVCleanup{}
 	if err := r.APIReader.Get(ctx, key, obj); err != nil {
 		log.V(1).Info("Not marking the uninstall record Retrying", "error", err.Error())
 		return
 	}
-	switch obj.Status.Phase {
+	rec := newRecord(obj)
+	switch rec.st.Phase {
 	case "", cleanupv1alpha1.PhaseCompleted, cleanupv1alpha1.PhaseSkipped:
 		return // no uninstall under way
 	}
-	rec := newRecord(obj)
 	rec.prev = cleanupv1alpha1.UninstallStatus{}
 	r.pending.apply(rec) // what the failed attempt could not write goes with the mark
 	rec.retrying(n, step, cause, next)

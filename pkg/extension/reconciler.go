@@ -40,8 +40,14 @@ type Reconciler struct {
 
 // Reconcile is the skeleton: fetch, decide whether a policy manages the
 // extension, run the uninstall of a deleting one, else keep the finalizer
-// right.
+// right. A failed attempt is tried again after a capped backoff, and shown
+// in the record once failures go on, as for CSVs.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	return r.Shared.AfterExtensionAttempt(ctx, req, res, err)
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ext := extensionMetadata()
 	if err := r.Client.Get(ctx, req.NamespacedName, ext); err != nil {
 		if apierrors.IsNotFound(err) {

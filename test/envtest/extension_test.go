@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os/exec"
 	"slices"
 	"time"
@@ -12,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"
 	ocv1 "github.com/operator-framework/operator-controller/api/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -21,6 +23,7 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+	"github.com/csv-cleaner/csv-cleaner/test/faultproxy"
 )
 
 var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
@@ -270,5 +273,35 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		startManager()
 		Eventually(s.phase).WithContext(ctx).Should(Equal(string(cleanupv1alpha1.PhaseCompleted)))
 		Expect(s.record(ctx).Status.ExtensionUID).To(Equal(uid))
+	})
+
+	It("shows failures that go on in the ExtensionCleanup, with one Warning Event, and clears them once an attempt succeeds", func(ctx SpecContext) {
+		s := newExtScenario("xretry")
+		s.createPolicy(ctx)
+		s.create(ctx)
+		s.resource(ctx, s.ns("a"), "one")
+		s.afterResources()
+		proxy := behindProxy(faultproxy.Rates{})
+		Eventually(s.finalizers).WithContext(ctx).Should(ContainElement(plan.DefaultFinalizer))
+		By("failing every list of the extension's custom resources with 500")
+		lift := proxy.Add(faultproxy.Rule{Match: onPath(http.MethodGet, "/"+s.ext.CRDs[0].Group+"/", "/gadgets"), Fault: faultproxy.Refused500, Times: 1 << 30})
+		s.deleteAsOperatorController(ctx, nil)
+		retrying := func(ctx context.Context) *metav1.Condition {
+			if rec := s.record(ctx); rec != nil {
+				return meta.FindStatusCondition(rec.Status.Conditions, cleanupv1alpha1.ConditionRetrying)
+			}
+			return nil
+		}
+		Eventually(retrying).WithContext(ctx).Should(And(HaveField("Status", metav1.ConditionTrue),
+			HaveField("Message", ContainSubstring("attempts in a row failed, the last in step operands"))))
+		Expect(s.resources(ctx)).To(HaveLen(1))
+		Expect(s.extEventReasons(ctx)).To(ContainElement("Retrying"))
+
+		By("letting the lists through again")
+		lift()
+		Eventually(s.phase).WithContext(ctx).Should(Equal(string(cleanupv1alpha1.PhaseCompleted)))
+		Expect(retrying(ctx)).To(And(HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "Succeeded")))
+		Expect(slices.DeleteFunc(s.extEventReasons(ctx), func(r string) bool { return r != "Retrying" })).To(HaveLen(1), "one Warning Event for the whole streak")
+		Expect(s.resources(ctx)).To(BeEmpty())
 	})
 })
