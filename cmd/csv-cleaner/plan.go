@@ -78,21 +78,9 @@ func planCommand(args []string, stdout, stderr io.Writer) int {
 
 // printPlan reads the cluster of kubeconfig and prints the plan of the CSV key.
 func printPlan(kubeconfig string, key types.NamespacedName, output string, stdout io.Writer) error {
-	cfg, err := loadConfig(kubeconfig, "csv-cleaner-plan/"+version)
-	if err != nil {
-		return err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: cleanup.Scheme()})
-	if err != nil {
-		return fmt.Errorf("creating the client: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	d, err := cleanup.PlanUninstall(ctx, c, key, time.Now())
-	if err != nil {
-		return err
-	}
-	return writePlan(d, output, stdout)
+	return readAndPrint(kubeconfig, output, stdout, func(ctx context.Context, c client.Reader) (*cleanup.DryRun, error) {
+		return cleanup.PlanUninstall(ctx, c, key, time.Now())
+	})
 }
 
 // isExtensionKind reports whether a plan's first argument names OLM v1's ClusterExtension, as kubectl would accept it.
@@ -106,6 +94,13 @@ func isExtensionKind(arg string) bool {
 
 // printExtensionPlan reads the cluster of kubeconfig and prints the plan of the ClusterExtension name.
 func printExtensionPlan(kubeconfig, name, output string, stdout io.Writer) error {
+	return readAndPrint(kubeconfig, output, stdout, func(ctx context.Context, c client.Reader) (*cleanup.DryRun, error) {
+		return extension.Plan(ctx, c, name, time.Now())
+	})
+}
+
+// readAndPrint plans with a reader of the cluster of kubeconfig, within two minutes, and prints the plan.
+func readAndPrint(kubeconfig, output string, stdout io.Writer, planIt func(context.Context, client.Reader) (*cleanup.DryRun, error)) error {
 	cfg, err := loadConfig(kubeconfig, "csv-cleaner-plan/"+version)
 	if err != nil {
 		return err
@@ -116,7 +111,7 @@ func printExtensionPlan(kubeconfig, name, output string, stdout io.Writer) error
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d, err := extension.Plan(ctx, c, name, time.Now())
+	d, err := planIt(ctx, c)
 	if err != nil {
 		return err
 	}

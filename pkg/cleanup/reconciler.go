@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -166,7 +165,7 @@ func (r *Reconciler) patchFinalizersFrom(ctx context.Context, csv client.Object,
 	obj.ResourceVersion, obj.Finalizers, obj.DeletionTimestamp = csv.GetResourceVersion(), csv.GetFinalizers(), csv.GetDeletionTimestamp()
 	_, err := finalizer.PatchCached(ctx, r.APIReader, r.Client, written, obj, func(cur *metav1.PartialObjectMetadata) []string {
 		list, changed := edit(cur.Finalizers)
-		if !changed || (!cur.DeletionTimestamp.IsZero() && !subset(list, cur.Finalizers)) {
+		if !changed || (!cur.DeletionTimestamp.IsZero() && !finalizer.Subset(list, cur.Finalizers)) {
 			return nil // right already, or a finalizer cannot be added once deletion has started
 		}
 		logr.FromContextOrDiscard(ctx).V(1).Info("Patching finalizers", "finalizers", list)
@@ -176,14 +175,4 @@ func (r *Reconciler) patchFinalizersFrom(ctx context.Context, csv client.Object,
 		return fmt.Errorf("patching finalizers of CSV %s: %w", client.ObjectKeyFromObject(csv), err)
 	}
 	return nil
-}
-
-// subset reports whether every name in a is also in b.
-func subset(a, b []string) bool {
-	for _, name := range a {
-		if !slices.Contains(b, name) {
-			return false
-		}
-	}
-	return true
 }

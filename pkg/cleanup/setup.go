@@ -105,11 +105,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Named("clusterserviceversion").
 		For(csvMetadata(), builder.WithPredicates(csvChanged)).
 		Watches(&cleanupv1alpha1.CleanupPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allCSVs),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionChanged))).
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, DeletionChanged))).
 		// A namespace's labels select policies; a terminating namespace stops
 		// reinstalls, and csv-cleaner's own one means its uninstall.
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.csvsInNamespace),
-			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, deletionChanged))).
+			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, DeletionChanged))).
 		// An upgrade can add ClusterRoles to hold; a hold left on RBAC whose CSV is gone is released.
 		WatchesMetadata(heldMetadata(rbac.ClusterRole), handler.EnqueueRequestsFromMapFunc(ownerCSV)).
 		WatchesMetadata(heldMetadata(rbac.ClusterRoleBinding), handler.EnqueueRequestsFromMapFunc(ownerCSV)).
@@ -132,7 +132,8 @@ func ownerCSV(_ context.Context, obj client.Object) []reconcile.Request {
 	return nil
 }
 
-var deletionChanged = predicate.Funcs{
+// DeletionChanged lets through the updates that start (or undo) an object's deletion.
+var DeletionChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		return !e.ObjectOld.GetDeletionTimestamp().Equal(e.ObjectNew.GetDeletionTimestamp())
 	},

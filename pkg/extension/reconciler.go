@@ -3,7 +3,6 @@ package extension
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/go-logr/logr"
 	ocv1 "github.com/operator-framework/operator-controller/api/v1"
@@ -97,7 +96,7 @@ func (r *Reconciler) patchFinalizers(ctx context.Context, ext client.Object, edi
 	obj.ResourceVersion, obj.Finalizers, obj.DeletionTimestamp = ext.GetResourceVersion(), ext.GetFinalizers(), ext.GetDeletionTimestamp()
 	_, err := finalizer.PatchCached(ctx, r.APIReader, r.Client, r.written, obj, func(cur *metav1.PartialObjectMetadata) []string {
 		list, changed := edit(cur.Finalizers)
-		if !changed || (!cur.DeletionTimestamp.IsZero() && !subset(list, cur.Finalizers)) {
+		if !changed || (!cur.DeletionTimestamp.IsZero() && !finalizer.Subset(list, cur.Finalizers)) {
 			return nil // right already, or a finalizer cannot be added once deletion has started
 		}
 		logr.FromContextOrDiscard(ctx).V(1).Info("Patching finalizers", "finalizers", list)
@@ -117,14 +116,4 @@ func extensionMetadata() *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(ocv1.GroupVersion.WithKind(ocv1.ClusterExtensionKind))
 	return m
-}
-
-// subset reports whether every name in a is also in b.
-func subset(a, b []string) bool {
-	for _, name := range a {
-		if !slices.Contains(b, name) {
-			return false
-		}
-	}
-	return true
 }

@@ -63,7 +63,7 @@ func Setup(mgr ctrl.Manager, shared *cleanup.Reconciler, workers int) error {
 		Named("clusterextension").
 		For(extensionMetadata(), builder.WithPredicates(changed)).
 		Watches(&cleanupv1alpha1.CleanupPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allExtensions),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionChanged))).
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, cleanup.DeletionChanged))).
 		// A record left Releasing (the release's reply was lost, or csv-cleaner
 		// stopped right after it) is completed once its extension is gone,
 		// after a restart too.
@@ -83,12 +83,6 @@ var changed = predicate.Funcs{
 			!equality.Semantic.DeepEqual(o.GetLabels(), n.GetLabels()) ||
 			!slices.Equal(o.GetFinalizers(), n.GetFinalizers()) ||
 			!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
-	},
-}
-
-var deletionChanged = predicate.Funcs{
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		return !e.ObjectOld.GetDeletionTimestamp().Equal(e.ObjectNew.GetDeletionTimestamp())
 	},
 }
 

@@ -94,3 +94,14 @@ func Is(name string) func(string) bool {
 func Has(list []string, ours func(string) bool) bool {
 	return slices.ContainsFunc(list, ours)
 }
+
+// Subset reports whether every name in a is also in b: an edit of a
+// deleting object's finalizers may only remove names, never add one.
+func Subset(a, b []string) bool {
+	for _, name := range a {
+		if !slices.Contains(b, name) {
+			return false
+		}
+	}
+	return true
+}

@@ -64,3 +64,20 @@ func TestWritten(t *testing.T) {
 		t.Error("once the cache has shown the patch, it is forgotten")
 	}
 }
+
+func TestSubset(t *testing.T) {
+	for _, tt := range []struct {
+		a, b []string
+		want bool
+	}{
+		{nil, nil, true},
+		{[]string{"x"}, []string{"x", "y"}, true},
+		{[]string{"y", "x"}, []string{"x", "y"}, true},
+		{[]string{"x", "z"}, []string{"x", "y"}, false},
+		{[]string{"x"}, nil, false},
+	} {
+		if got := Subset(tt.a, tt.b); got != tt.want {
+			t.Errorf("Subset(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
