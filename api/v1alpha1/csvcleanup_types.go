@@ -121,6 +121,14 @@ type UninstallStatus struct {
 	// startTime is when the uninstall was first seen.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// deletionRevision is the resourceVersion of the write that started the
+	// deletion (the first version csv-cleaner's watch saw with a
+	// deletionTimestamp, whose previous version had none). An operand created
+	// in the deletion's own second is looked up as the cluster was at this
+	// revision to tell whether it existed when the uninstall began. Empty
+	// when csv-cleaner first saw the deletion already under way.
+	// +optional
+	DeletionRevision string `json:"deletionRevision,omitempty"`
 	// completionTime is when the CSV (or the ClusterExtension) was released.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
@@ -135,8 +143,8 @@ type UninstallStatus struct {
 	// +optional
 	Blocking []ObjectRef `json:"blocking,omitempty"`
 	// kept names up to 30 objects the uninstall leaves in place, with their
-	// reasons, the most specific reasons first (CreatedAfterDeletion,
-	// SharedWithCSV, Unproven, SharedClusterScoped, then OutsideTargets and
+	// reasons, the most specific reasons first (CreatedInDeletionSecond,
+	// CreatedAfterDeletion, SharedWithCSV, Unproven, SharedClusterScoped, then OutsideTargets and
 	// the rest); counts has the number for every reason.
 	// +kubebuilder:validation:MaxItems=30
 	// +optional

@@ -14,8 +14,15 @@ const (
 	KeepSharedWithCSV = "SharedWithCSV"
 	// KeepSharedClusterScoped: the operand is cluster-scoped and another live CSV owns its CRD.
 	KeepSharedClusterScoped = "SharedClusterScoped"
-	// KeepCreatedAfterDeletion: the operand was created after the CSV's deletion began.
+	// KeepCreatedAfterDeletion: the operand was created after the CSV's
+	// deletion began: in a later second, or in the same second but absent
+	// from the cluster as it was at the deletion's revision.
 	KeepCreatedAfterDeletion = "CreatedAfterDeletion"
+	// KeepCreatedInDeletionSecond: the operand was created in the same second
+	// as the deletion began, and the cluster as it was at the deletion's
+	// revision could not be read (no revision was seen, or it was compacted):
+	// it may be older or newer than the deletion, so it is kept.
+	KeepCreatedInDeletionSecond = "CreatedInDeletionSecond"
 	// KeepUnproven: the CRD lacks OLM's provenance annotation naming this CSV.
 	KeepUnproven = "Unproven"
 	// KeepOptedOut: the CSV carries console.openshift.io/disable-operand-delete: "true".
@@ -81,6 +88,7 @@ var (
 		{KeepSharedWithCSV, "another live CSV that owns the CRD targets the operand's namespace"},
 		{KeepSharedClusterScoped, "the operand is cluster-scoped and another live CSV owns its CRD"},
 		{KeepCreatedAfterDeletion, "the operand was created after the CSV's deletion began"},
+		{KeepCreatedInDeletionSecond, "the operand was created in the deletion's own second and the cluster as it was at the deletion's revision could not be read: it may be older or newer"},
 		{KeepUnproven, "the CRD lacks OLM's provenance annotation naming this CSV"},
 		{KeepOptedOut, "the CSV opts out of operand deletion (console.openshift.io/disable-operand-delete)"},
 		{KeepPolicyOrphan, "the policy says operands: Orphan"},

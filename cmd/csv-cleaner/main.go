@@ -35,6 +35,22 @@ var version = "dev"
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=csv-cleaner
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch,namespace=csv-cleaner
 
+const rootUsage = `csv-cleaner makes the uninstall of an operator installed by OLM (a
+ClusterServiceVersion, or an OLM v1 ClusterExtension) complete, safe and
+resumable: it deletes the operator's custom resources, cluster RBAC and
+webhooks as its CleanupPolicy says, and releases its finalizer last.
+
+Usage:
+  csv-cleaner [flags]            Run the controller (in the cluster, or against $KUBECONFIG's).
+  csv-cleaner plan ...           Print what an uninstall of a CSV or a ClusterExtension would delete and keep, and what the API server would refuse; writes nothing.
+  csv-cleaner release [flags]    Remove every finalizer csv-cleaner placed, once it is gone.
+  csv-cleaner version            Print the version.
+
+Run 'csv-cleaner plan -h' or 'csv-cleaner release -h' for a subcommand's flags.
+
+Flags of the controller:
+`
+
 // stringList is a repeatable string flag.
 type stringList []string
 
@@ -88,6 +104,7 @@ func main() {
 	flag.StringVar(&operandRole, "operand-role", rbac.OperandRole, "Aggregated ClusterRole that grants csv-cleaner its rights on operands, which it binds to its own identity at start; empty binds nothing.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
+	flag.Usage = func() { _, _ = fmt.Fprint(flag.CommandLine.Output(), rootUsage); flag.PrintDefaults() }
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")

@@ -22,7 +22,11 @@ const planUsage = `Usage: csv-cleaner plan --namespace NAMESPACE [-o table|json]
        csv-cleaner plan clusterextension [-o table|json] NAME
 
 Prints what an uninstall of the CSV, or of the OLM v1 ClusterExtension,
-would delete and keep right now, and why. It only reads from the cluster.
+would delete and keep right now, and why, and what the API server would
+refuse it: a right csv-cleaner's ServiceAccount lacks (a
+SubjectAccessReview) and a delete a webhook or an admission policy refuses
+(a server-side dry-run DELETE of one object of each kind). It writes
+nothing.
 
 `
 
@@ -31,14 +35,20 @@ func planCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { _, _ = fmt.Fprint(stderr, planUsage); fs.PrintDefaults() }
-	var namespace, output, kubeconfig string
+	var namespace, output, kubeconfig, serviceAccount string
 	fs.StringVar(&namespace, "namespace", "", "Namespace of the CSV.")
 	fs.StringVar(&namespace, "n", "", "Shorthand for --namespace.")
 	fs.StringVar(&output, "o", "table", "Output format: table or json.")
 	fs.StringVar(&output, "output", "table", "Output format: table or json.")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig; defaults to $KUBECONFIG, the in-cluster config, then ~/.kube/config.")
+	fs.StringVar(&serviceAccount, "service-account", cleanup.DefaultServiceAccount.String(), "csv-cleaner's ServiceAccount, NAMESPACE/NAME, whose rights the plan checks.")
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
+		return 2
+	}
+	sa, ok := parseServiceAccount(serviceAccount)
+	if !ok {
+		_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: --service-account %q is not NAMESPACE/NAME\n", serviceAccount)
 		return 2
 	}
 	if len(positional) == 2 && isExtensionKind(positional[0]) {
@@ -46,7 +56,7 @@ func planCommand(args []string, stdout, stderr io.Writer) int {
 			_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: unknown output format %q (table or json)\n", output)
 			return 2
 		}
-		if err := printExtensionPlan(kubeconfig, positional[1], output, stdout); err != nil {
+		if err := printExtensionPlan(kubeconfig, positional[1], output, sa, stdout); err != nil {
 			_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: %v\n", err)
 			return 1
 		}
@@ -69,16 +79,22 @@ func planCommand(args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: unknown output format %q (table or json)\n", output)
 		return 2
 	}
-	if err := printPlan(kubeconfig, types.NamespacedName{Namespace: namespace, Name: csv}, output, stdout); err != nil {
+	if err := printPlan(kubeconfig, types.NamespacedName{Namespace: namespace, Name: csv}, output, sa, stdout); err != nil {
 		_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
+// parseServiceAccount reads NAMESPACE/NAME.
+func parseServiceAccount(s string) (types.NamespacedName, bool) {
+	ns, name, ok := strings.Cut(s, "/")
+	return types.NamespacedName{Namespace: ns, Name: name}, ok && ns != "" && name != "" && !strings.Contains(name, "/")
+}
+
 // printPlan reads the cluster of kubeconfig and prints the plan of the CSV key.
-func printPlan(kubeconfig string, key types.NamespacedName, output string, stdout io.Writer) error {
-	return readAndPrint(kubeconfig, output, stdout, func(ctx context.Context, c client.Reader) (*cleanup.DryRun, error) {
+func printPlan(kubeconfig string, key types.NamespacedName, output string, sa types.NamespacedName, stdout io.Writer) error {
+	return readAndPrint(kubeconfig, output, sa, stdout, func(ctx context.Context, c client.Reader) (*cleanup.DryRun, error) {
 		return cleanup.PlanUninstall(ctx, c, key, time.Now())
 	})
 }
@@ -93,14 +109,16 @@ func isExtensionKind(arg string) bool {
 }
 
 // printExtensionPlan reads the cluster of kubeconfig and prints the plan of the ClusterExtension name.
-func printExtensionPlan(kubeconfig, name, output string, stdout io.Writer) error {
-	return readAndPrint(kubeconfig, output, stdout, func(ctx context.Context, c client.Reader) (*cleanup.DryRun, error) {
+func printExtensionPlan(kubeconfig, name, output string, sa types.NamespacedName, stdout io.Writer) error {
+	return readAndPrint(kubeconfig, output, sa, stdout, func(ctx context.Context, c client.Reader) (*cleanup.DryRun, error) {
 		return extension.Plan(ctx, c, name, time.Now())
 	})
 }
 
-// readAndPrint plans with a reader of the cluster of kubeconfig, within two minutes, and prints the plan.
-func readAndPrint(kubeconfig, output string, stdout io.Writer, planIt func(context.Context, client.Reader) (*cleanup.DryRun, error)) error {
+// readAndPrint plans with a reader of the cluster of kubeconfig, foresees
+// what the API server would refuse csv-cleaner's ServiceAccount sa, within
+// two minutes, and prints the plan.
+func readAndPrint(kubeconfig, output string, sa types.NamespacedName, stdout io.Writer, planIt func(context.Context, client.Reader) (*cleanup.DryRun, error)) error {
 	cfg, err := loadConfig(kubeconfig, "csv-cleaner-plan/"+version)
 	if err != nil {
 		return err
@@ -113,6 +131,9 @@ func readAndPrint(kubeconfig, output string, stdout io.Writer, planIt func(conte
 	defer cancel()
 	d, err := planIt(ctx, c)
 	if err != nil {
+		return err
+	}
+	if err := cleanup.Foresee(ctx, c, d, sa); err != nil {
 		return err
 	}
 	return writePlan(d, output, stdout)

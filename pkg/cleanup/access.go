@@ -17,6 +17,8 @@ import (
 type operandAccess struct {
 	// problem blocks the uninstall: a right it needs on a kind it deletes is missing.
 	problem *plan.Problem
+	// denied are the kinds' problems that problem joins, one a kind.
+	denied []plan.Problem
 	// unlisted are the CRDs (by name) whose instances are all kept and which
 	// it may not list: they are noted, not counted.
 	unlisted map[string]bool
@@ -31,6 +33,13 @@ type operandAccess struct {
 // another; the uninstall then deletes nothing of any CRD until every right
 // it needs is there, rather than stopping half-way.
 func (r *Reconciler) checkOperandAccess(ctx context.Context, scopes []plan.CRDScope, onTimeout cleanupv1alpha1.TimeoutAction) (operandAccess, error) {
+	return operandAccessOf(ctx, scopes, onTimeout, r.mayDo)
+}
+
+// operandAccessOf asks, with mayDo, the questions of checkOperandAccess:
+// the run asks them of itself, a plan of csv-cleaner's ServiceAccount.
+func operandAccessOf(ctx context.Context, scopes []plan.CRDScope, onTimeout cleanupv1alpha1.TimeoutAction,
+	mayDo func(context.Context, plan.CRDScope, string) (bool, error)) (operandAccess, error) {
 	access := operandAccess{unlisted: map[string]bool{}}
 	// Every question at once: they are independent, and an uninstall
 	// otherwise waits a round trip per kind and verb before its first delete.
@@ -51,7 +60,7 @@ func (r *Reconciler) checkOperandAccess(ctx context.Context, scopes []plan.CRDSc
 		allowed[i] = make([]bool, len(verbs[i]))
 		for j, verb := range verbs[i] {
 			g.Go(func() (err error) {
-				allowed[i][j], err = r.mayDo(gctx, s, verb)
+				allowed[i][j], err = mayDo(gctx, s, verb)
 				return err
 			})
 		}
@@ -76,6 +85,7 @@ func (r *Reconciler) checkOperandAccess(ctx context.Context, scopes []plan.CRDSc
 		}
 	}
 	if len(problems) > 0 {
+		access.denied = problems
 		access.problem = plan.JoinProblems(problems)
 	}
 	return access, nil

@@ -161,6 +161,7 @@ func (r *Reconciler) complete(ctx context.Context, rec *record, csv client.Objec
 		return err
 	}
 	r.starts.forget(csv.GetUID())
+	r.revisions.forget(csv.GetUID())
 	if rec.prev.Phase != cleanupv1alpha1.PhaseCompleted {
 		took := done.Sub(deleted)
 		uninstalls.WithLabelValues(KindCSV, resultCompleted, "").Inc()
@@ -216,6 +217,7 @@ func (r *Reconciler) skip(ctx context.Context, csv *operatorsv1alpha1.ClusterSer
 		return inStep("release", err)
 	}
 	r.starts.forget(csv.UID)
+	r.revisions.forget(csv.UID)
 	if rec.prev.Phase != cleanupv1alpha1.PhaseSkipped {
 		uninstalls.WithLabelValues(KindCSV, resultSkipped, v.SkipReason).Inc()
 		r.event(csv, corev1.EventTypeNormal, "CleanupSkipped", "Uninstall", "Nothing deleted (%s): %s", v.SkipReason, v.Message)

@@ -31,7 +31,15 @@
 // Gatherer (gather.go) is the one reader of their inputs, for the uninstall
 // and the dry run alike; the steps carry out what pkg/plan decides
 // (operandstep.go, operands.go, steps.go) and the dry run prints the same
-// items (dryrun.go). DecideSelf (selffate.go) decides csv-cleaner's own fate.
+// items (dryrun.go), and foresees what the API server would refuse the run
+// (Foresee, foresee.go: a SubjectAccessReview for csv-cleaner's
+// ServiceAccount, a dry-run DELETE). DecideSelf (selffate.go) decides
+// csv-cleaner's own fate.
+//
+// An operand created in the second its uninstall began is told apart at
+// the deletion's revision: the watch gives it (revision.go), the record
+// keeps it, and an Exact LIST at it says whether the operand existed then
+// (deletionsecond.go; Gatherer.PlanInstances, for the run and the plan).
 //
 // The ClusterExtension's controller (pkg/extension) shares this package's
 // machinery through shared.go (Uninstall): the record (an ExtensionCleanup,

@@ -46,6 +46,12 @@ type DryRun struct {
 	// Items are listed for an Uninstall, and for a Reinstall skip: what the
 	// uninstall would do once the Subscription is deleted.
 	Items []DryRunItem `json:"items"`
+	// Refusals are what the run would be refused, per owned kind (Foresee).
+	Refusals []Foreseen `json:"refusals,omitempty"`
+	// Notes say what the plan could not foresee, and why.
+	Notes []string `json:"notes,omitempty"`
+
+	foresight *foresight
 }
 
 // DryRunItem is one object and what the uninstall would do with it: the
@@ -119,24 +125,9 @@ func PlanUninstall(ctx context.Context, reader client.Reader, key types.Namespac
 	}
 	decide := plan.OperandInput{Targets: operands.Targets, DeletionTime: *csv.DeletionTimestamp, Orphan: orphan,
 		Timeout: plan.TimeoutOf(settings, csv.DeletionTimestamp.Time, now)}
-	keptKinds := map[string]bool{}
-	for i := range operands.Scopes {
-		s := &operands.Scopes[i]
-		if s.CRD == nil {
-			continue
-		}
-		// A page at a time, as the run lists them: the plan holds its
-		// items, never a second copy of every instance.
-		err := g.ForEachPage(ctx, s, func(page []metav1.PartialObjectMetadata) error {
-			decide.Scope, decide.Items = *s, page
-			decided := plan.PlanOperands(decide)
-			out.Items = append(out.Items, decided.Items...)
-			keptKinds[s.Kind] = keptKinds[s.Kind] || len(decided.KeptRefs) > 0
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
+	keptKinds, err := out.AddInstances(ctx, g, csv, operands.Scopes, decide)
+	if err != nil {
+		return nil, err
 	}
 	for _, gvk := range rbac.OwnedKinds() {
 		owned, err := rbac.ListOwned(ctx, reader, gvk, csvKey(csv))
@@ -155,4 +146,36 @@ func PlanUninstall(ctx context.Context, reader client.Reader, key types.Namespac
 		}
 	}
 	return out, nil
+}
+
+// AddInstances adds to the plan the items of the scopes' instances, a page
+// at a time as the run lists and decides them (Gatherer.PlanInstances, the
+// deletion's second looked up at the revision subject's record holds): the
+// plan holds its items, never a second copy of every instance. It returns
+// the kinds of which it keeps some instance.
+func (d *DryRun) AddInstances(ctx context.Context, g Gatherer, subject client.Object, scopes []plan.CRDScope, decide plan.OperandInput) (map[string]bool, error) {
+	revision, err := g.RecordedRevision(ctx, subject)
+	if err != nil {
+		return nil, err
+	}
+	if decide.Orphan == "" {
+		d.foresight = &foresight{scopes: scopes, onTimeout: decide.Timeout.OnTimeout}
+	}
+	second := g.DeletionSecond(subject, revision)
+	keptKinds := map[string]bool{}
+	for i := range scopes {
+		s := &scopes[i]
+		if s.CRD == nil {
+			continue
+		}
+		err := g.PlanInstances(ctx, second, s, decide, func(decided plan.OperandPlan) error {
+			d.Items = append(d.Items, decided.Items...)
+			keptKinds[s.Kind] = keptKinds[s.Kind] || len(decided.KeptRefs) > 0
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return keptKinds, nil
 }

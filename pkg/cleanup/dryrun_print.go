@@ -41,6 +41,19 @@ func (d *DryRun) WriteTable(w io.Writer) error {
 			printf("%s\t%s\t%s\t%s\t%s\n", it.Action, it.Kind, ns, it.Name, it.Reason)
 		}
 	}
+	if len(d.Refusals) > 0 {
+		printf("\nREFUSED\tKIND\tOBJECT\tWHY\n")
+		for _, f := range d.Refusals {
+			object := f.Object
+			if object == "" {
+				object = "-"
+			}
+			printf("%s\t%s\t%s\t%s\n", f.Reason, f.Kind, object, f.Message)
+		}
+	}
+	for _, n := range d.Notes {
+		printf("\nNote:\t%s\n", n)
+	}
 	printf("\n%d to delete, %d to keep\n", d.Count(plan.ActionDelete), d.Count(plan.ActionKeep))
 	if err == nil {
 		err = tw.Flush()

@@ -43,16 +43,14 @@ type operandPass struct {
 // on the same workers. plan.PlanOperands decides each instance on its own, so a
 // page's plan is the plan of its instances. Each delete takes one of slots,
 // which the kinds of one uninstall share.
-func (r *Reconciler) deleteOperands(ctx context.Context, s *plan.CRDScope, in plan.OperandInput, slots chan struct{}) (operandPass, error) {
+func (r *Reconciler) deleteOperands(ctx context.Context, s *plan.CRDScope, in plan.OperandInput, second *DeletionSecond, slots chan struct{}) (operandPass, error) {
 	pass := operandPass{kept: map[string]int{}}
 	gvk := s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind)
 	planned := make(chan []metav1.PartialObjectMetadata)
 	var listErr error
 	go func() {
 		defer close(planned)
-		listErr = r.gather().ForEachPage(ctx, s, func(page []metav1.PartialObjectMetadata) error {
-			in.Scope, in.Items = *s, page
-			decided := plan.PlanOperands(in)
+		listErr = r.gather().PlanInstances(ctx, second, s, in, func(decided plan.OperandPlan) error {
 			for reason, n := range decided.Kept {
 				pass.kept[reason] += n
 			}

@@ -43,7 +43,7 @@ func (r *Reconciler) deleteInstances(ctx context.Context, u *uninstall, targets 
 	if err != nil || access.problem != nil {
 		return false, errors.Join(err, plan.AsError(access.problem))
 	}
-	round := &operandRound{r: r, u: u}
+	round := &operandRound{r: r, u: u, second: r.gather().DeletionSecond(u.subject, u.rec.st.DeletionRevision)}
 	decide := plan.OperandInput{Targets: targets, DeletionTime: metav1.NewTime(u.deletion), Timeout: u.timeout()}
 	if err := round.run(ctx, u.scopes, decide, access); err != nil {
 		return false, err
@@ -66,6 +66,8 @@ const kindsAtOnce = 4
 type operandRound struct {
 	r *Reconciler
 	u *uninstall
+	// second tells the age of the operands created in the deletion's second.
+	second *DeletionSecond
 	// waiting are the kinds with operands left: held by finalizers, or refused.
 	waiting  []waitingKind
 	blocking []cleanupv1alpha1.ObjectRef
@@ -116,7 +118,7 @@ func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide p
 			wg.Go(func() {
 				kinds <- struct{}{}
 				defer func() { <-kinds }()
-				results[i].pass, results[i].err = r.deleteOperands(ctx, s, decide, slots)
+				results[i].pass, results[i].err = r.deleteOperands(ctx, s, decide, o.second, slots)
 			})
 		}
 	}

@@ -67,6 +67,8 @@ type Reconciler struct {
 	starts startTurns
 	// pending are the records' statuses that a pass could not write.
 	pending pendingRecords
+	// revisions carries each deletion's revision from the watch to its record.
+	revisions deletionRevisions
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=clusterserviceversions,verbs=get;list;watch;patch

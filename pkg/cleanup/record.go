@@ -81,7 +81,9 @@ func (r *Reconciler) openRecordFrom(ctx context.Context, csv *operatorsv1alpha1.
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) || apierrors.IsNotFound(err) {
 			log.Info("The namespace is terminating: the uninstall goes on without its record, reporting through logs and metrics")
 			recordUnwritable.Inc()
-			return &record{uid: csv.UID, st: &cleanupv1alpha1.UninstallStatus{}}, nil
+			rec := &record{uid: csv.UID, st: &cleanupv1alpha1.UninstallStatus{}}
+			r.noteRevision(rec)
+			return rec, nil
 		}
 		return nil, fmt.Errorf("getting the uninstall record of %s: %w", csvKey(csv), err)
 	}
@@ -94,10 +96,12 @@ func (r *Reconciler) openRecordFrom(ctx context.Context, csv *operatorsv1alpha1.
 		rec := newRecord(fresh)
 		rec.base, rec.prev = obj, cleanupv1alpha1.UninstallStatus{}
 		r.pending.apply(rec)
+		r.noteRevision(rec)
 		return rec, nil
 	}
 	rec := newRecord(obj)
 	r.pending.apply(rec)
+	r.noteRevision(rec)
 	return rec, nil
 }
 
@@ -202,6 +206,7 @@ func (rec *record) releasing(msg string) {
 
 // completed: everything is done and the CSV was released.
 func (rec *record) completed(now metav1.Time, msg string) {
+	msg += ambiguousNote(rec.st)
 	rec.st.Phase, rec.st.Reason, rec.st.Message = cleanupv1alpha1.PhaseCompleted, "", msg
 	rec.st.CompletionTime = &now
 	rec.st.Blocking = nil
@@ -265,7 +270,7 @@ func (rec *record) keep(refs ...cleanupv1alpha1.ObjectRef) {
 // keptOrder ranks the kept reasons, the most specific first: what a user
 // most needs to see named when more objects stay than the record lists.
 var keptOrder = []string{
-	cleanupv1alpha1.KeepCreatedAfterDeletion, cleanupv1alpha1.KeepSharedWithCSV, cleanupv1alpha1.KeepUnproven,
+	cleanupv1alpha1.KeepCreatedInDeletionSecond, cleanupv1alpha1.KeepCreatedAfterDeletion, cleanupv1alpha1.KeepSharedWithCSV, cleanupv1alpha1.KeepUnproven,
 	cleanupv1alpha1.KeepSharedClusterScoped, cleanupv1alpha1.KeepOutsideTargets,
 }
 
@@ -301,4 +306,26 @@ func (rec *record) setBlocking(refs []cleanupv1alpha1.ObjectRef) {
 		refs = refs[:cleanupv1alpha1.MaxBlocking]
 	}
 	rec.st.Blocking = refs
+}
+
+// ambiguousNote tells how to finish what an uninstall kept because it could
+// not tell the operands' age (CreatedInDeletionSecond); "" when it kept none.
+func ambiguousNote(st *cleanupv1alpha1.UninstallStatus) string {
+	var n int32
+	for _, c := range st.Counts {
+		for _, k := range c.Kept {
+			if k.Reason == cleanupv1alpha1.KeepCreatedInDeletionSecond {
+				n += k.Count
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	why := "csv-cleaner did not see the deletion begin"
+	if st.DeletionRevision != "" {
+		why = "the cluster as it was at revision " + st.DeletionRevision + " could no longer be read"
+	}
+	return fmt.Sprintf("; %d operands created in the second the deletion began were kept (CreatedInDeletionSecond, named in status.kept): "+
+		"%s, so whether they existed before it cannot be told; delete those that belonged to the uninstalled operator by hand", n, why)
 }

@@ -103,7 +103,8 @@ var csvChanged = predicate.Funcs{
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("clusterserviceversion").
-		For(csvMetadata(), builder.WithPredicates(csvChanged)).
+		// The deletion's revision is observed first, on every update.
+		For(csvMetadata(), builder.WithPredicates(r.ObserveDeletions(), csvChanged)).
 		Watches(&cleanupv1alpha1.CleanupPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allCSVs),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, DeletionChanged))).
 		// A namespace's labels select policies; a terminating namespace stops

@@ -74,6 +74,7 @@ func (r *Reconciler) OpenExtensionUninstall(ctx context.Context, s Subject, now 
 		rec = newRecord(obj)
 	}
 	r.pending.apply(rec)
+	r.noteRevision(rec)
 	rec.obj.(*cleanupv1alpha1.ExtensionCleanup).Status.Cascade = string(s.Cascade)
 	deletion := now
 	if t := ext.GetDeletionTimestamp(); t != nil {
@@ -200,6 +201,7 @@ func (x *Uninstall) Complete(ctx context.Context, msg string) error {
 		return inStep("record", err)
 	}
 	progress.forget(x.key())
+	x.r.revisions.forget(x.u.subject.GetUID())
 	if rec.prev.Phase != cleanupv1alpha1.PhaseCompleted {
 		took := done.Sub(x.u.deletion)
 		uninstalls.WithLabelValues(x.u.kind, resultCompleted, "").Inc()

@@ -70,22 +70,9 @@ func Plan(ctx context.Context, reader client.Reader, name string, now time.Time)
 	g := cleanup.Gatherer{Live: reader, Cached: reader}
 	decide := plan.OperandInput{Targets: targets, DeletionTime: *ext.DeletionTimestamp, Orphan: orphan,
 		Timeout: plan.TimeoutOf(settings, ext.DeletionTimestamp.Time, now)}
-	keptKinds := map[string]bool{}
-	for _, s := range listable(in.scopes) {
-		if s.CRD == nil {
-			continue
-		}
-		// A page at a time, as the run lists them.
-		err := g.ForEachPage(ctx, &s, func(page []metav1.PartialObjectMetadata) error {
-			decide.Scope, decide.Items = s, page
-			decided := plan.PlanOperands(decide)
-			out.Items = append(out.Items, decided.Items...)
-			keptKinds[s.Kind] = keptKinds[s.Kind] || len(decided.KeptRefs) > 0
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
+	keptKinds, err := out.AddInstances(ctx, g, ext, listable(in.scopes), decide)
+	if err != nil {
+		return nil, err
 	}
 	for _, s := range in.scopes {
 		out.Items = append(out.Items, plan.ExtensionCRDFate(settings, s, keptKinds[s.Kind]))

@@ -61,7 +61,7 @@ func Setup(mgr ctrl.Manager, shared *cleanup.Reconciler, workers int) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("clusterextension").
-		For(extensionMetadata(), builder.WithPredicates(changed)).
+		For(extensionMetadata(), builder.WithPredicates(shared.ObserveDeletions(), changed)).
 		Watches(&cleanupv1alpha1.CleanupPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allExtensions),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, cleanup.DeletionChanged))).
 		// A record left Releasing (the release's reply was lost, or csv-cleaner

@@ -14,7 +14,9 @@
 //   - scope.go: each owned CRD's scope (ScopeCRDs);
 //   - gate.go: the operand step's precedence (GateOperands: doubtful
 //     OperatorGroups, then operands kept whole, then bad input);
-//   - operands.go: each operand's fate (DecideOperand, PlanOperands);
+//   - operands.go: each operand's fate (DecideOperand, PlanOperands), and
+//     when it was created against the deletion (CreationOrder: the
+//     deletion's own second is decided by OperandInput.AtDeletion);
 //   - timeout.go: what operandTimeout and onTimeout do (TimeoutOf);
 //   - cluster.go and crd.go: the fate of the CSV's cluster RBAC and
 //     webhooks (ClusterObjectFate) and of its owned CRDs (CRDFate,

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 )
@@ -15,6 +16,13 @@ type OperandInput struct {
 	Targets NamespaceSet
 	// DeletionTime is the CSV's deletionTimestamp.
 	DeletionTime metav1.Time
+	// AtDeletion says, for the instances created in DeletionTime's own
+	// second, whether each existed at the deletion's revision (an Exact LIST
+	// there): true if it was listed with its UID, false if not. An instance
+	// of that second that it lacks is of unknown age (no revision was seen,
+	// or the API server could no longer answer) and is kept
+	// (CreatedInDeletionSecond).
+	AtDeletion map[types.UID]bool
 	// Orphan, when set, keeps every instance for that reason (GateOperands).
 	Orphan string
 	// Timeout says whether operandTimeout has passed and what onTimeout does then.
@@ -96,7 +104,9 @@ func DecideOperand(in OperandInput, obj *metav1.PartialObjectMetadata) Item {
 
 // keepReason says why one instance is kept: it is outside the CSV's target
 // namespaces, in a namespace that another live CSV owning the same CRD
-// targets, or not created before the CSV's deletion (CreatedAfter).
+// targets, created after the CSV's deletion began (a later second, or
+// absent at the deletion's revision), or created in the deletion's second
+// when the revision could not tell.
 func keepReason(in OperandInput, item *metav1.PartialObjectMetadata) string {
 	if in.Scope.Namespaced {
 		if !in.Targets.Has(item.Namespace) {
@@ -108,19 +118,58 @@ func keepReason(in OperandInput, item *metav1.PartialObjectMetadata) string {
 			}
 		}
 	}
-	if CreatedAfter(item.CreationTimestamp, in.DeletionTime) {
+	switch CreationOrder(item.CreationTimestamp, in.DeletionTime) {
+	case CreatedLater:
 		return cleanupv1alpha1.KeepCreatedAfterDeletion
+	case CreatedSameSecond:
+		existed, known := in.AtDeletion[item.UID]
+		switch {
+		case !known:
+			return cleanupv1alpha1.KeepCreatedInDeletionSecond
+		case !existed:
+			return cleanupv1alpha1.KeepCreatedAfterDeletion
+		}
 	}
 	return ""
 }
 
-// CreatedAfter reports whether an object may have been created after a
-// deletion began. Both timestamps have whole seconds, so an object created
-// in the same second as the deletion may be either side of it: only one
-// created in an earlier second is proven older. (No stronger signal is
-// sound: the API server promises resourceVersions comparable only within
-// one resource, apimachinery pkg/util/resourceversion, and an operand's and
-// a CSV's are two.)
-func CreatedAfter(created, deletion metav1.Time) bool {
-	return !created.Truncate(time.Second).Before(deletion.Truncate(time.Second))
+// Order is when an object was created against a deletion, as far as
+// timestamps tell.
+type Order int
+
+const (
+	// CreatedEarlier: in an earlier second than the deletion, so before it.
+	CreatedEarlier Order = iota
+	// CreatedSameSecond: in the deletion's own second, either side of it.
+	CreatedSameSecond
+	// CreatedLater: in a later second, so after the deletion began.
+	CreatedLater
+)
+
+// CreationOrder compares an object's creationTimestamp with a deletion's
+// deletionTimestamp. Both have whole seconds, so an object created in the
+// deletion's own second may be either side of it: the timestamps alone
+// cannot tell, and the cluster as it was at the deletion's revision
+// (OperandInput.AtDeletion) decides.
+func CreationOrder(created, deletion metav1.Time) Order {
+	c, d := created.Truncate(time.Second), deletion.Truncate(time.Second)
+	switch {
+	case c.Before(d):
+		return CreatedEarlier
+	case c.Equal(d):
+		return CreatedSameSecond
+	}
+	return CreatedLater
+}
+
+// InDeletionSecond returns the objects of items created in the deletion's
+// own second: those whose age only the deletion's revision can tell.
+func InDeletionSecond(items []metav1.PartialObjectMetadata, deletion metav1.Time) []*metav1.PartialObjectMetadata {
+	var out []*metav1.PartialObjectMetadata
+	for i := range items {
+		if CreationOrder(items[i].CreationTimestamp, deletion) == CreatedSameSecond {
+			out = append(out, &items[i])
+		}
+	}
+	return out
 }

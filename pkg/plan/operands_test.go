@@ -157,14 +157,16 @@ func TestPlanOperands(t *testing.T) {
 		{"a namespace another CSV targets is spared", shared, []string{"mine", "both"}, []metav1.PartialObjectMetadata{
 			item("mine", "w1", before), item("both", "w2", before)},
 			[]string{"mine/w1"}, nil, map[string]int{cleanupv1alpha1.KeepSharedWithCSV: 1}},
-		{"created after the deletion", namespaced, []string{"a"}, []metav1.PartialObjectMetadata{
-			item("a", "old", before), item("a", "new", deletion.Add(time.Second)), item("a", "same-second", deletion.Add(500*time.Millisecond))},
-			[]string{"a/old"}, nil, map[string]int{cleanupv1alpha1.KeepCreatedAfterDeletion: 2}},
-		// The API server stores both in whole seconds: an operand created just
-		// before the deletion, in its second, has the deletion's timestamp.
-		{"created in the same second as the deletion, just before it, is kept too", namespaced, []string{"a"}, []metav1.PartialObjectMetadata{
+		{"created in a later second than the deletion", namespaced, []string{"a"}, []metav1.PartialObjectMetadata{
+			item("a", "old", before), item("a", "new", deletion.Add(time.Second))},
+			[]string{"a/old"}, nil, map[string]int{cleanupv1alpha1.KeepCreatedAfterDeletion: 1}},
+		// The API server stores both in whole seconds: an operand of the
+		// deletion's second may be either side of it. Without the cluster as
+		// it was at the deletion's revision (AtDeletion), it is kept as of
+		// unknown age, never as created after.
+		{"created in the deletion's second, no revision: kept as ambiguous", namespaced, []string{"a"}, []metav1.PartialObjectMetadata{
 			item("a", "just-before", deletion), item("a", "a-second-before", deletion.Add(-time.Second))},
-			[]string{"a/a-second-before"}, nil, map[string]int{cleanupv1alpha1.KeepCreatedAfterDeletion: 1}},
+			[]string{"a/a-second-before"}, nil, map[string]int{cleanupv1alpha1.KeepCreatedInDeletionSecond: 1}},
 		{"terminating ones are waited for, not deleted again", namespaced, []string{"a"}, []metav1.PartialObjectMetadata{
 			item("a", "w1", before, terminating), item("a", "w2", before)},
 			[]string{"a/w2"}, []string{"a/w1"}, map[string]int{}},
@@ -189,6 +191,43 @@ func TestPlanOperands(t *testing.T) {
 				if plan.Kept[k] != v {
 					t.Errorf("kept = %v, want %v", plan.Kept, tt.wantKept)
 				}
+			}
+		})
+	}
+}
+
+// TestDeletionSecond: an operand created in the deletion's own second is
+// decided by the cluster as it was at the deletion's revision: there with
+// its UID, it existed before (deleted); absent, it came after (kept); when
+// the revision could not be read, its age is unknown (kept, its own reason).
+func TestDeletionSecond(t *testing.T) {
+	deletion := time.Date(2026, 11, 21, 10, 0, 0, 700_000_000, time.UTC)
+	scope := CRDScope{Name: "widgets.example.com", Kind: "Widget.example.com", Namespaced: true}
+	sameSecond := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC) // as the API server stores it
+	for _, tt := range []struct {
+		name       string
+		created    time.Time
+		atDeletion map[types.UID]bool
+		wantAction string
+		wantReason string
+	}{
+		{"an earlier second needs no revision", sameSecond.Add(-time.Second), nil, ActionDelete, DeleteOwnedOperand},
+		{"a later second needs no revision", sameSecond.Add(time.Second), nil, ActionKeep, cleanupv1alpha1.KeepCreatedAfterDeletion},
+		{"the same second, there at the deletion's revision: before", sameSecond, map[types.UID]bool{"a/w": true}, ActionDelete, DeleteOwnedOperand},
+		{"the same second, absent at the deletion's revision: after", sameSecond, map[types.UID]bool{"a/w": false}, ActionKeep, cleanupv1alpha1.KeepCreatedAfterDeletion},
+		{"the same second, no revision: ambiguous", sameSecond, nil, ActionKeep, cleanupv1alpha1.KeepCreatedInDeletionSecond},
+		{"the same second, another object's answer only: ambiguous", sameSecond, map[types.UID]bool{"a/other": true}, ActionKeep, cleanupv1alpha1.KeepCreatedInDeletionSecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := item("a", "w", tt.created)
+			in := OperandInput{Scope: scope, Targets: NewNamespaceSet([]string{"a"}), DeletionTime: metav1.NewTime(deletion), AtDeletion: tt.atDeletion}
+			got := DecideOperand(in, &obj)
+			if got.Action != tt.wantAction || got.Reason != tt.wantReason {
+				t.Errorf("DecideOperand = %s/%s, want %s/%s", got.Action, got.Reason, tt.wantAction, tt.wantReason)
+			}
+			inSecond := len(InDeletionSecond([]metav1.PartialObjectMetadata{obj}, metav1.NewTime(deletion))) == 1
+			if want := tt.created.Equal(sameSecond); inSecond != want {
+				t.Errorf("InDeletionSecond = %v, want %v", inSecond, want)
 			}
 		})
 	}

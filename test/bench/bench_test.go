@@ -66,6 +66,15 @@ func TestBench(t *testing.T) {
 		report.Faults = &f
 	}
 
+	if scale.Exact > 0 && only("exact") {
+		x, err := e.MeasureExactList(ctx, scale.Exact)
+		if err != nil {
+			t.Fatalf("Exact LIST, %d objects: %v", scale.Exact, err)
+		}
+		t.Logf("LIST of %d objects in one namespace, median of %d: consistent %s, Exact at a revision %d writes old %s; kube-apiserver CPU per list %.1f / %.1f ms, etcd %.1f / %.1f ms",
+			x.Objects, x.Reps, x.Consistent, x.Writes, x.Exact, x.ConsistentCPU.APIServer*1000, x.ExactCPU.APIServer*1000, x.ConsistentCPU.Etcd*1000, x.ExactCPU.Etcd*1000)
+		report.Exact = &x
+	}
 	if scale.Extension > 0 && only("extension") {
 		x, err := e.MeasureExtension(ctx, scale.Extension)
 		if err != nil {

@@ -33,6 +33,8 @@ type Report struct {
 	Outage *Outage `json:",omitempty"`
 	// Extension is the throughput run of an OLM v1 ClusterExtension's uninstall.
 	Extension *Throughput `json:",omitempty"`
+	// Exact is the cost of a LIST at an exact earlier revision (the deletion's second).
+	Exact *ExactList `json:",omitempty"`
 }
 
 func defaultQPS() [2]float64 { return [2]float64{cleanup.DefaultQPS, cleanup.DefaultBurst} }
@@ -73,6 +75,16 @@ func (r Report) Figures() [][2]any {
 			[2]any{"extension_uninstall_seconds_" + size(t.Operands), round(t.Uninstall.Seconds(), 2)},
 			[2]any{"extension_floor_seconds_" + size(t.Operands), round(t.Floor.Seconds(), 2)},
 			[2]any{"extension_peak_inflight_requests_" + size(t.Operands), t.PeakInflight},
+		)
+	}
+	if x := r.Exact; x != nil {
+		out = append(out,
+			[2]any{"exact_list_ms_" + size(x.Objects), round(float64(x.Exact.Microseconds())/1000, 1)},
+			[2]any{"consistent_list_ms_" + size(x.Objects), round(float64(x.Consistent.Microseconds())/1000, 1)},
+			[2]any{"exact_list_apiserver_cpu_ms_" + size(x.Objects), round(x.ExactCPU.APIServer*1000, 1)},
+			[2]any{"consistent_list_apiserver_cpu_ms_" + size(x.Objects), round(x.ConsistentCPU.APIServer*1000, 1)},
+			[2]any{"exact_list_etcd_cpu_ms_" + size(x.Objects), round(x.ExactCPU.Etcd*1000, 1)},
+			[2]any{"consistent_list_etcd_cpu_ms_" + size(x.Objects), round(x.ConsistentCPU.Etcd*1000, 1)},
 		)
 	}
 	if f := r.Faults; f != nil {

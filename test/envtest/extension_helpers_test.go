@@ -95,8 +95,10 @@ func (s *extScenario) resource(ctx context.Context, ns, name string) *unstructur
 }
 
 // afterResources waits for the second after the last resource's creation:
-// an instance created in the second of the deletion is kept
-// (CreatedAfterDeletion, the rule these specs do not test).
+// the specs that call it stop csv-cleaner, or run operator-controller's
+// part by hand, around the deletion, so that csv-cleaner may not see it
+// begin and would keep an instance of its second as of unknown age
+// (CreatedInDeletionSecond), a rule these specs do not test.
 func (s *extScenario) afterResources() {
 	fixtures.WaitNextSecond(s.lastResource)
 }

@@ -224,13 +224,15 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		stopManager()
 
 		var stdout, stderr bytes.Buffer
-		cmd := exec.CommandContext(ctx, cleanerBinary(ctx), "plan", "clusterextension", s.ext.Name, "-o", "json", "--kubeconfig", cp.Kubeconfig)
+		sa := planIdentity(ctx, s.id, s.ext.CRDs[0].Group)
+		cmd := exec.CommandContext(ctx, cleanerBinary(ctx), "plan", "clusterextension", s.ext.Name, "-o", "json", "--kubeconfig", cp.Kubeconfig, "--service-account", sa.String())
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		Expect(cmd.Run()).To(Succeed(), stderr.String())
 		var dry cleanup.DryRun
 		Expect(json.Unmarshal(stdout.Bytes(), &dry)).To(Succeed())
 		Expect(dry.ClusterExtension).To(Equal(s.ext.Name))
 		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall))
+		Expect(dry.Refusals).To(BeEmpty())
 		Expect(dry.Items).To(ConsistOf(
 			cleanup.DryRunItem{Action: plan.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "one", Reason: plan.DeleteOwnedOperand},
 			cleanup.DryRunItem{Action: plan.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "two", Reason: plan.DeleteOwnedOperand},

@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
@@ -34,9 +35,11 @@ type scenario struct {
 }
 
 // afterOperands waits until the second after the last operand's
-// creationTimestamp: an operand created in the same second as the CSV's
-// deletion is kept (CreatedAfterDeletion), and the specs that delete what
-// they created just before must not meet that rule by chance.
+// creationTimestamp. A spec that deletes the CSV while csv-cleaner does
+// not watch (stopped, restarted a moment ago, or behind a proxy that cuts
+// its watches) needs it: csv-cleaner then cannot know the revision at which
+// the deletion began, and keeps an operand of the deletion's second as of
+// unknown age (CreatedInDeletionSecond), a rule those specs do not test.
 func (s *scenario) afterOperands() {
 	fixtures.WaitNextSecond(s.lastOperand.Time)
 }
@@ -129,6 +132,10 @@ func (s *scenario) deleteCSV(ctx context.Context) {
 	GinkgoHelper()
 	csv, err := s.getCSV(ctx)
 	Expect(err).NotTo(HaveOccurred())
+	// The harness stops and restarts csv-cleaner freely, and a deletion made
+	// before its CSV controller has registered its watch is not seen to
+	// begin: see afterOperands. The specs of the deletion's second
+	// (kept_test.go) delete on their own.
 	s.afterOperands()
 	Expect(k8s.Delete(ctx, csv)).To(Succeed())
 }
@@ -316,4 +323,18 @@ func addOwned(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion,
 	csv.Spec.CustomResourceDefinitions.Owned = append(csv.Spec.CustomResourceDefinitions.Owned,
 		operatorsv1alpha1.CRDDescription{Name: name, Version: "v1", Kind: kind})
 	Expect(k8s.Patch(ctx, csv, client.MergeFrom(base))).To(Succeed())
+}
+
+// planIdentity is a ServiceAccount, named after the scenario, that may do
+// on the instances of group what an uninstall does (list, delete, patch),
+// bound for the spec; returned as csv-cleaner plan --service-account takes
+// it. The plan checks that identity's rights: the suite runs csv-cleaner
+// as an administrator, whose ServiceAccount the plan would find bare.
+func planIdentity(ctx context.Context, id, group string) types.NamespacedName {
+	GinkgoHelper()
+	sa := types.NamespacedName{Namespace: "plan-" + id, Name: "csv-cleaner"}
+	bindRole(ctx, "identity-for-"+id, &rbacv1.ClusterRole{Rules: []rbacv1.PolicyRule{{
+		APIGroups: []string{group}, Resources: []string{"*"}, Verbs: []string{"list", "delete", "patch"},
+	}}}, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name})
+	return sa
 }

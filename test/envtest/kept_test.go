@@ -1,44 +1,125 @@
 package envtest_test
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
-var _ = Describe("An operand created in the same second as the CSV's deletion", func() {
-	It("is kept, as one created seconds later is, and the record says why", func(ctx SpecContext) {
-		s := newScenario("same-second")
+// secondScenario is an install whose CSV is deleted with one operand
+// created about 100 ms before the delete and one about 100 ms after, all
+// three in one second. The first operand carries a finalizer that holds the
+// uninstall until release is called, so that csv-cleaner lists the second
+// one before it completes. deleteInASecond tries again with a new install,
+// a few times, when the API server's timestamps fall in two seconds; with
+// stopped, csv-cleaner is stopped from before the deletion on.
+type secondScenario struct {
+	*scenario
+	before, after *unstructured.Unstructured
+}
+
+func deleteInASecond(ctx context.Context, id string, stopped bool) secondScenario {
+	GinkgoHelper()
+	for try := range 4 {
+		if running == nil {
+			startManager()
+		}
+		s := newScenario(fmt.Sprintf("%s%d", id, try))
 		s.createPolicy(ctx)
 		s.create(ctx)
-		s.operand(ctx, 0, s.ns("a"), "w-before")
 		s.waitFinalizer(ctx)
-
-		By("deleting the CSV early in a second, then creating an operand 100 ms later, in that second")
-		scaleToZero()
-		s.afterOperands()
-		fixtures.WaitNextSecond(time.Now()) // at the start of a second
-		s.deleteCSV(ctx)
+		if stopped {
+			stopManager()
+		}
+		// 300 ms into a second: the three writes take some 250 ms.
+		fixtures.WaitNextSecond(time.Now())
+		time.Sleep(300 * time.Millisecond)
+		before := s.operand(ctx, 0, s.ns("a"), "w-before", "example.com/hold")
 		time.Sleep(100 * time.Millisecond)
-		same := s.operand(ctx, 0, s.ns("a"), "w-same-second")
 		csv, err := s.getCSV(ctx)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(same.GetCreationTimestamp().Time).To(Equal(csv.DeletionTimestamp.Time), "the operand's creationTimestamp is the deletion's second")
-		time.Sleep(2 * time.Second)
-		s.operand(ctx, 0, s.ns("a"), "w-later")
-		startManager()
+		Expect(k8s.Delete(ctx, csv)).To(Succeed())
+		time.Sleep(100 * time.Millisecond)
+		after := s.operand(ctx, 0, s.ns("a"), "w-after")
+		Expect(k8s.Get(ctx, s.install.Key(), csv)).To(Succeed())
+		second := csv.DeletionTimestamp.Time
+		if before.GetCreationTimestamp().Time.Equal(second) && after.GetCreationTimestamp().Time.Equal(second) {
+			return secondScenario{scenario: s, before: before, after: after}
+		}
+		GinkgoWriter.Printf("try %d: the operands (%s, %s) and the deletion (%s) fell in two seconds; trying again\n", try,
+			before.GetCreationTimestamp(), after.GetCreationTimestamp(), csv.DeletionTimestamp)
+	}
+	Fail("the operands and the CSV's deletion never fell in one second")
+	return secondScenario{}
+}
 
+// release removes the held operand's finalizer, as its operator would.
+func (s secondScenario) release(ctx context.Context) {
+	GinkgoHelper()
+	Eventually(func(g Gomega, ctx context.Context) {
+		w := &unstructured.Unstructured{}
+		w.SetGroupVersionKind(s.crd(0).GVK())
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s.before), w)).To(Succeed())
+		g.Expect(w.GetDeletionTimestamp()).NotTo(BeNil(), "csv-cleaner deleted it")
+		w.SetFinalizers(nil)
+		g.Expect(k8s.Update(ctx, w)).To(Succeed())
+	}).WithContext(ctx).Should(Succeed())
+}
+
+var _ = Describe("An operand created in the second of the CSV's deletion", func() {
+	It("is deleted when it existed before the deletion and kept when it came after, told apart at the deletion's revision", func(ctx SpecContext) {
+		s := deleteInASecond(ctx, "exact", false)
+		Eventually(func(ctx context.Context) string { return s.record(ctx).Status.DeletionRevision }).WithContext(ctx).ShouldNot(BeEmpty())
+		s.release(ctx)
 		s.csvGone(ctx)
 		kind := s.crd(0).Kind + "." + s.crd(0).Group
-		Expect(s.record(ctx).Status.Kept).To(ConsistOf(
-			cleanupv1alpha1.ObjectRef{Kind: kind, Namespace: s.ns("a"), Name: "w-same-second", Reason: cleanupv1alpha1.KeepCreatedAfterDeletion},
-			cleanupv1alpha1.ObjectRef{Kind: kind, Namespace: s.ns("a"), Name: "w-later", Reason: cleanupv1alpha1.KeepCreatedAfterDeletion},
+		rec := s.record(ctx)
+		Expect(rec.Status.Kept).To(ConsistOf(cleanupv1alpha1.ObjectRef{Kind: kind, Namespace: s.ns("a"), Name: "w-after", Reason: cleanupv1alpha1.KeepCreatedAfterDeletion}))
+		Expect(count(rec, kind)).To(HaveField("Deleted", BeEquivalentTo(1)))
+		Expect(rec.Status.Message).NotTo(ContainSubstring(cleanupv1alpha1.KeepCreatedInDeletionSecond))
+		Expect(s.remaining(ctx)).To(ConsistOf("CRD "+s.crd(0).Name(), "Widget "+s.ns("a")+"/w-after"))
+	})
+
+	It("is kept as of unknown age, and the record says how to finish, when csv-cleaner did not see the deletion begin", func(ctx SpecContext) {
+		s := deleteInASecond(ctx, "ambiguous", true)
+		startManager()
+		s.csvGone(ctx)
+		kind := s.crd(0).Kind + "." + s.crd(0).Group
+		rec := s.record(ctx)
+		Expect(rec.Status.DeletionRevision).To(BeEmpty())
+		Expect(rec.Status.Kept).To(ConsistOf(
+			cleanupv1alpha1.ObjectRef{Kind: kind, Namespace: s.ns("a"), Name: "w-before", Reason: cleanupv1alpha1.KeepCreatedInDeletionSecond},
+			cleanupv1alpha1.ObjectRef{Kind: kind, Namespace: s.ns("a"), Name: "w-after", Reason: cleanupv1alpha1.KeepCreatedInDeletionSecond},
 		))
-		Expect(s.remaining(ctx)).To(ConsistOf("CRD "+s.crd(0).Name(), "Widget "+s.ns("a")+"/w-same-second", "Widget "+s.ns("a")+"/w-later"))
+		Expect(rec.Status.Message).To(ContainSubstring("2 operands created in the second the deletion began were kept (CreatedInDeletionSecond"))
+		Expect(rec.Status.Message).To(ContainSubstring("csv-cleaner did not see the deletion begin"))
+		Expect(rec.Status.Message).To(ContainSubstring("delete those that belonged to the uninstalled operator by hand"))
+		Expect(s.remaining(ctx)).To(ConsistOf("CRD "+s.crd(0).Name(), "Widget "+s.ns("a")+"/w-before", "Widget "+s.ns("a")+"/w-after"))
+	})
+
+	It("is told apart by the revision the record keeps, after csv-cleaner restarted", func(ctx SpecContext) {
+		s := deleteInASecond(ctx, "exactrestart", false)
+		Eventually(func(ctx context.Context) string { return s.record(ctx).Status.DeletionRevision }).WithContext(ctx).ShouldNot(BeEmpty())
+		revision := s.record(ctx).Status.DeletionRevision
+
+		By("restarting csv-cleaner: its watch now shows the CSV deleting from the start, with no revision of its own")
+		stopManager()
+		startManager()
+		s.release(ctx)
+		s.csvGone(ctx)
+		kind := s.crd(0).Kind + "." + s.crd(0).Group
+		rec := s.record(ctx)
+		Expect(rec.Status.DeletionRevision).To(Equal(revision))
+		Expect(rec.Status.Kept).To(ConsistOf(cleanupv1alpha1.ObjectRef{Kind: kind, Namespace: s.ns("a"), Name: "w-after", Reason: cleanupv1alpha1.KeepCreatedAfterDeletion}))
+		Expect(s.remaining(ctx)).To(ConsistOf("CRD "+s.crd(0).Name(), "Widget "+s.ns("a")+"/w-after"))
 	})
 })
 

@@ -39,10 +39,11 @@ var _ = Describe("csv-cleaner plan", func() {
 		build.Dir = controlplane.RepoRoot()
 		out, err := build.CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), string(out))
+		sa := planIdentity(ctx, s.id, s.crd(0).Group)
 		run := func(args ...string) string {
 			GinkgoHelper()
 			var stdout, stderr bytes.Buffer
-			cmd := exec.CommandContext(ctx, bin, append([]string{"plan", "--kubeconfig", cp.Kubeconfig}, args...)...)
+			cmd := exec.CommandContext(ctx, bin, append([]string{"plan", "--kubeconfig", cp.Kubeconfig, "--service-account", sa.String()}, args...)...)
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			Expect(cmd.Run()).To(Succeed(), stderr.String())
 			return stdout.String()
@@ -52,6 +53,8 @@ var _ = Describe("csv-cleaner plan", func() {
 		var dry cleanup.DryRun
 		Expect(json.Unmarshal([]byte(run("--namespace", s.install.Namespace, s.install.CSVName, "-o", "json")), &dry)).To(Succeed())
 		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall))
+		Expect(dry.Refusals).To(BeEmpty(), "the identity may do what the uninstall does, and no admission check refuses it")
+		Expect(dry.Notes).To(BeEmpty())
 		Expect(dry.Policy).To(Equal("plan"))
 		Expect(dry.Items).To(ConsistOf(
 			cleanup.DryRunItem{Action: "Delete", Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: plan.DeleteOwnedOperand},

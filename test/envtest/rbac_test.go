@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
@@ -259,9 +260,18 @@ var _ = Describe("csv-cleaner's own permissions, as shipped", Ordered, func() {
 	})
 
 	It("block the uninstall, deleting nothing, on the CRD OLM did not install, naming the kind, the verbs and the label, and it resumes once the README's role is applied", func(ctx SpecContext) {
+		By("planning first: a SubjectAccessReview for csv-cleaner's ServiceAccount foresees the missing right")
+		dry, err := cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cleanup.Foresee(ctx, k8s, dry, cleanup.DefaultServiceAccount)).To(Succeed())
+		Expect(dry.Verdict).To(Equal(cleanup.VerdictBlocked))
+		Expect(dry.Reason).To(Equal(cleanupv1alpha1.BlockedForbidden))
+		Expect(dry.Refusals).To(ConsistOf(And(HaveField("Kind", "Gadget."+gadgets.Group), HaveField("Reason", cleanupv1alpha1.BlockedForbidden))))
+
 		s.deleteCSV(ctx)
 		s.waitPhase(ctx, "Blocked/Forbidden")
 		msg := s.record(ctx).Status.Message
+		Expect(msg).To(Equal(dry.Refusals[0].Message), "the plan names the missing right as the run's record does")
 		Expect(msg).To(ContainSubstring("csv-cleaner may not list, delete gadgets.lp-gadgets.example.com (kind Gadget.lp-gadgets.example.com)"))
 		Expect(msg).To(ContainSubstring("rbac.authorization.k8s.io/aggregate-to-admin=true"))
 		Expect(msg).To(ContainSubstring(rbac.OperandGrantLabel + "=true"))

@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
@@ -65,10 +67,25 @@ var _ = Describe("A request the API server refuses", func() {
 		})
 		s.installWithOperand(ctx)
 		s.refusingWebhook(ctx, "policy-engine", "deny-deletes.policy.example.com", nil)
+
+		By("planning first: a dry-run DELETE foresees the refusal, once the API server has loaded the webhook")
+		sa := planIdentity(ctx, s.id, s.crd(0).Group)
+		var dry *cleanup.DryRun
+		Eventually(func(g Gomega, ctx context.Context) {
+			var err error
+			dry, err = cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(cleanup.Foresee(ctx, k8s, dry, sa)).To(Succeed())
+			g.Expect(dry.Verdict).To(Equal(cleanup.VerdictBlocked), dry.Message)
+		}).WithContext(ctx).Should(Succeed())
+		Expect(dry.Reason).To(Equal(cleanupv1alpha1.BlockedAdmissionRefused))
+		Expect(dry.Refusals).To(ConsistOf(And(HaveField("Kind", "Widget."+s.crd(0).Group), HaveField("Reason", cleanupv1alpha1.BlockedAdmissionRefused))))
+		Expect(dry.Items).To(ContainElement(cleanup.DryRunItem{Action: plan.ActionDelete, Kind: "Widget." + s.crd(0).Group, Namespace: s.ns("a"), Name: "w1", Reason: plan.DeleteOwnedOperand}))
 		s.deleteCSV(ctx)
 
 		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedAdmissionRefused)
 		rec := s.record(ctx)
+		Expect(rec.Status.Message).To(Equal(dry.Refusals[0].Message), "the plan names the refusal as the run's record does")
 		Expect(rec.Status.Message).To(ContainSubstring(`failed calling webhook "deny-deletes.policy.example.com"`))
 		Expect(rec.Status.Message).To(ContainSubstring("Widget." + s.crd(0).Group + " " + s.ns("a") + "/w1"))
 		Expect(rec.Status.Conditions).To(ContainElement(And(HaveField("Type", "Blocked"), HaveField("Status", metav1.ConditionTrue))))

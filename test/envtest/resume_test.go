@@ -93,7 +93,6 @@ var _ = Describe("Resuming", func() {
 		s.waitFinalizer(ctx)
 		ns := &corev1.Namespace{}
 		ns.Name = s.install.Namespace
-		s.afterOperands()
 		Expect(k8s.Delete(ctx, ns)).To(Succeed())
 		By("the namespace controller deleting the CSV, csv-cleaner completing the uninstall, the namespace finishing")
 		Eventually(func(ctx context.Context) error {

@@ -1,0 +1,224 @@
+package cleanup
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+)
+
+// An operand created in the second of its CSV's (or ClusterExtension's)
+// deletion may be either side of it: timestamps have whole seconds. What
+// the cluster held at the deletion's revision (the write that set the
+// deletionTimestamp, status.deletionRevision) tells: a LIST with
+// resourceVersionMatch=Exact returns a kind's objects as they were then.
+// That holds where the subject's kind and the operands' kinds are stored
+// in one etcd, so that resourceVersions are etcd revisions of one history
+// (kube-apiserver's default for custom resources); the README says what
+// happens otherwise.
+
+// Outcomes of csv_cleaner_deletion_second_lookups_total.
+const (
+	secondExisted = "existed"
+	secondAbsent  = "absent"
+	secondUnknown = "unknown"
+)
+
+var deletionSecondLookups = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "csv_cleaner_deletion_second_lookups_total",
+	Help: "Operands created in the second their uninstall began, by what the cluster as it was at the deletion's revision said of them: existed (deleted), absent (kept, created after the deletion) or unknown (kept, CreatedInDeletionSecond: no revision, or compacted).",
+}, []string{"outcome"})
+
+func init() { metrics.Registry.MustRegister(deletionSecondLookups) }
+
+// DeletionSecond answers, during one pass of an uninstall (or one plan),
+// which operands created in the deletion's own second existed when it
+// began. It checks once that the revision is the deletion's, and lists each
+// kind's namespace at the revision at most once. Safe for the pass's
+// concurrent kinds.
+type DeletionSecond struct {
+	g Gatherer
+	// subject is the CSV or the ClusterExtension whose deletion it is.
+	subject  client.Object
+	revision string
+
+	mu sync.Mutex
+	// usable is nil until the revision was checked; then whether it is the deletion's.
+	usable *bool
+	// listed holds, per kind and namespace, the UIDs there at the revision.
+	listed map[string]map[types.UID]bool
+}
+
+// DeletionSecond is the deletion second of subject (the CSV or the
+// ClusterExtension being deleted), whose deletion began at revision ("" if
+// unknown), for one pass.
+func (g Gatherer) DeletionSecond(subject client.Object, revision string) *DeletionSecond {
+	return &DeletionSecond{g: g, subject: subject, revision: revision}
+}
+
+// PlanInstances plans a CRD's instances a page at a time, as the run
+// deletes them and the plan prints them: the operands of the deletion's
+// second are looked up at its revision (second) and plan.PlanOperands
+// decides each page, which fn gets before the next page is read.
+func (g Gatherer) PlanInstances(ctx context.Context, second *DeletionSecond, s *plan.CRDScope, in plan.OperandInput, fn func(plan.OperandPlan) error) error {
+	return g.ForEachPage(ctx, s, func(page []metav1.PartialObjectMetadata) error {
+		atDeletion, err := second.resolve(ctx, s, in.DeletionTime, page)
+		if err != nil {
+			return err
+		}
+		in.Scope, in.Items, in.AtDeletion = *s, page, atDeletion
+		return fn(plan.PlanOperands(in))
+	})
+}
+
+// resolve returns, for the instances of page created in the deletion's
+// second, whether each existed at the deletion's revision
+// (plan.OperandInput.AtDeletion). It returns nil (each of them of unknown
+// age) when there is no revision or the API server can no longer answer
+// for it; an error only for a failed request.
+func (d *DeletionSecond) resolve(ctx context.Context, s *plan.CRDScope, deletion metav1.Time, page []metav1.PartialObjectMetadata) (map[types.UID]bool, error) {
+	inSecond := plan.InDeletionSecond(page, deletion)
+	if len(inSecond) == 0 {
+		return nil, nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	log := logr.FromContextOrDiscard(ctx)
+	usable, err := d.check(ctx)
+	if err != nil || !usable {
+		deletionSecondLookups.WithLabelValues(secondUnknown).Add(float64(len(inSecond)))
+		return nil, err
+	}
+	out := make(map[types.UID]bool, len(inSecond))
+	for _, obj := range inSecond {
+		key := s.GVR.String() + "/" + obj.Namespace
+		there, ok := d.listed[key]
+		if !ok {
+			there, err = d.g.existedAt(ctx, s, obj.Namespace, d.revision)
+			if err != nil {
+				return nil, err
+			}
+			if d.listed == nil {
+				d.listed = map[string]map[types.UID]bool{}
+			}
+			d.listed[key] = there // nil: compacted meanwhile
+		}
+		if there == nil {
+			deletionSecondLookups.WithLabelValues(secondUnknown).Inc()
+			continue
+		}
+		out[obj.UID] = there[obj.UID]
+		outcome := secondAbsent
+		if there[obj.UID] {
+			outcome = secondExisted
+		}
+		deletionSecondLookups.WithLabelValues(outcome).Inc()
+		log.V(1).Info("Looked up an operand of the deletion's second at the deletion's revision", "kind", s.Kind,
+			"object", klog.KObj(obj), "revision", d.revision, "existed", there[obj.UID])
+	}
+	return out, nil
+}
+
+// check tells once whether the revision is the deletion's; d.mu is held.
+func (d *DeletionSecond) check(ctx context.Context) (bool, error) {
+	if d.usable == nil {
+		ok, why, err := d.g.StartsDeletion(ctx, d.subject, d.revision)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			logr.FromContextOrDiscard(ctx).Info("Keeping the operands of the deletion's second: their age cannot be told", "reason", why)
+		}
+		d.usable = &ok
+	}
+	return *d.usable, nil
+}
+
+// StartsDeletion reports whether revision is the one at which the
+// subject's deletion began: the subject then had a deletionTimestamp (the
+// watch showed it) and, at the revision before, had none. A watch that was
+// cut and listed again shows a later version as the first one deleting,
+// whose revision this check refuses. why says, when ok is false, why the
+// revision cannot tell (none, not a number, compacted, not the first).
+func (g Gatherer) StartsDeletion(ctx context.Context, subject client.Object, revision string) (ok bool, why string, err error) {
+	if revision == "" {
+		return false, "no deletion revision: csv-cleaner did not see the deletion begin", nil
+	}
+	rev, perr := strconv.ParseUint(revision, 10, 64)
+	if perr != nil || rev < 2 {
+		return false, fmt.Sprintf("the deletion revision %q is not an etcd revision", revision), nil
+	}
+	gvk, err := apiutil.GVKForObject(subject, Scheme())
+	if err != nil {
+		return false, "", fmt.Errorf("the kind of %s: %w", klog.KObj(subject), err)
+	}
+	before := &metav1.PartialObjectMetadataList{}
+	before.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	err = g.Live.List(ctx, before, &client.ListOptions{
+		Namespace:     subject.GetNamespace(),
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", subject.GetName()),
+		Raw:           &metav1.ListOptions{ResourceVersion: strconv.FormatUint(rev-1, 10), ResourceVersionMatch: metav1.ResourceVersionMatchExact},
+	})
+	if unanswerable(err) {
+		return false, fmt.Sprintf("the API server cannot list at revision %d any more: %v", rev-1, err), nil
+	}
+	if err != nil {
+		return false, "", fmt.Errorf("reading %s at revision %d: %w", klog.KObj(subject), rev-1, err)
+	}
+	for _, o := range before.Items {
+		if o.UID == subject.GetUID() && o.DeletionTimestamp == nil {
+			return true, "", nil
+		}
+	}
+	return false, fmt.Sprintf("revision %s is not where the deletion began (the watch missed it)", revision), nil
+}
+
+// existedAt returns the UIDs of the scope's instances in namespace as they
+// were at revision, listed in pages; nil when the API server can no longer
+// answer for that revision (compacted).
+func (g Gatherer) existedAt(ctx context.Context, s *plan.CRDScope, namespace, revision string) (map[types.UID]bool, error) {
+	uids := map[types.UID]bool{}
+	exact := &metav1.ListOptions{ResourceVersion: revision, ResourceVersionMatch: metav1.ResourceVersionMatchExact}
+	for next := ""; ; {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind + "List"))
+		opts := &client.ListOptions{Namespace: namespace, Limit: listPageSize, Continue: next}
+		if next == "" { // a continue token carries the revision; the API server refuses both
+			opts.Raw = exact
+		}
+		err := g.Live.List(ctx, list, opts)
+		if unanswerable(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing %s in %q at revision %s: %w", s.GVR.GroupResource(), namespace, revision, err)
+		}
+		for _, o := range list.Items {
+			uids[o.UID] = true
+		}
+		if next = list.GetContinue(); next == "" {
+			return uids, nil
+		}
+	}
+}
+
+// unanswerable is an error of a LIST at an exact revision that no retry
+// mends: the revision was compacted (410), or the API server does not take
+// it (a malformed or future revision).
+func unanswerable(err error) bool {
+	return err != nil && (apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || apierrors.IsBadRequest(err) ||
+		apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge))
+}

@@ -1,0 +1,107 @@
+package cleanup
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+)
+
+// deletionRevisions remembers, per UID, the revision of the write that
+// started an object's deletion: the resourceVersion of the first version
+// the watch showed with a deletionTimestamp, whose previous version had
+// none. The uninstall keeps it in its record (status.deletionRevision), so
+// that the acknowledger and the uninstall, a restart and a failover all use
+// the same one; this memory only carries it from the watch to the record.
+// The zero value is ready to use.
+type deletionRevisions struct {
+	mu   sync.Mutex
+	seen map[types.UID]string
+}
+
+// observe remembers the revision of an update that starts a deletion.
+func (d *deletionRevisions) observe(e event.UpdateEvent) {
+	if e.ObjectOld == nil || e.ObjectNew == nil || e.ObjectNew.GetDeletionTimestamp().IsZero() || !e.ObjectOld.GetDeletionTimestamp().IsZero() {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.seen == nil {
+		d.seen = map[types.UID]string{}
+	}
+	if _, ok := d.seen[e.ObjectNew.GetUID()]; !ok {
+		d.seen[e.ObjectNew.GetUID()] = e.ObjectNew.GetResourceVersion()
+	}
+}
+
+// of returns the revision seen for uid, "" if none was.
+func (d *deletionRevisions) of(uid types.UID) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.seen[uid]
+}
+
+// forget drops uid's revision once its record holds it for good (the
+// uninstall is over).
+func (d *deletionRevisions) forget(uid types.UID) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.seen, uid)
+}
+
+// ObserveDeletions is a predicate that lets every event through and
+// remembers the revision of each update that starts a deletion. It goes
+// first in the predicates of a watch on what csv-cleaner uninstalls (CSVs,
+// ClusterExtensions), before any predicate that filters.
+func (r *Reconciler) ObserveDeletions() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		r.revisions.observe(e)
+		return true
+	}}
+}
+
+// noteRevision puts the deletion's revision into the record when the record
+// has none and this process saw the deletion start (a record started by a
+// csv-cleaner that was down at the deletion stays without one).
+func (r *Reconciler) noteRevision(rec *record) {
+	if rec.st.DeletionRevision == "" {
+		rec.st.DeletionRevision = r.revisions.of(rec.uid)
+	}
+}
+
+// RecordedRevision returns the deletion revision that subject's uninstall
+// record holds (a CSVCleanup for a CSV, an ExtensionCleanup for anything
+// else, each of the subject's UID), "" when there is none: what a plan
+// reads to decide the operands of the deletion's second as the run does.
+func (g Gatherer) RecordedRevision(ctx context.Context, subject client.Object) (string, error) {
+	var (
+		obj recordObject
+		uid func() types.UID
+	)
+	if _, isCSV := subject.(*operatorsv1alpha1.ClusterServiceVersion); isCSV {
+		rec := &cleanupv1alpha1.CSVCleanup{}
+		obj, uid = rec, func() types.UID { return rec.Status.CSVUID }
+	} else {
+		rec := &cleanupv1alpha1.ExtensionCleanup{}
+		obj, uid = rec, func() types.UID { return rec.Status.ExtensionUID }
+	}
+	if err := g.Live.Get(ctx, client.ObjectKeyFromObject(subject), obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", nil
+		}
+		return "", fmt.Errorf("reading the uninstall record of %s: %w", klog.KObj(subject), err)
+	}
+	if uid() != subject.GetUID() {
+		return "", nil
+	}
+	return newRecord(obj).st.DeletionRevision, nil
+}
