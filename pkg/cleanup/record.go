@@ -82,7 +82,7 @@ func (r *Reconciler) openRecordFrom(ctx context.Context, csv *operatorsv1alpha1.
 			log.Info("The namespace is terminating: the uninstall goes on without its record, reporting through logs and metrics")
 			recordUnwritable.Inc()
 			rec := &record{uid: csv.UID, st: &cleanupv1alpha1.UninstallStatus{}}
-			r.noteRevision(rec)
+			r.carryOver(rec)
 			return rec, nil
 		}
 		return nil, fmt.Errorf("getting the uninstall record of %s: %w", csvKey(csv), err)
@@ -95,13 +95,11 @@ func (r *Reconciler) openRecordFrom(ctx context.Context, csv *operatorsv1alpha1.
 		fresh.Status = cleanupv1alpha1.CSVCleanupStatus{CSVUID: csv.UID}
 		rec := newRecord(fresh)
 		rec.base, rec.prev = obj, cleanupv1alpha1.UninstallStatus{}
-		r.pending.apply(rec)
-		r.noteRevision(rec)
+		r.carryOver(rec)
 		return rec, nil
 	}
 	rec := newRecord(obj)
-	r.pending.apply(rec)
-	r.noteRevision(rec)
+	r.carryOver(rec)
 	return rec, nil
 }
 

@@ -59,20 +59,35 @@ func (d *deletionRevisions) forget(uid types.UID) {
 }
 
 // ObserveDeletions is a predicate that lets every event through and
-// remembers the revision of each update that starts a deletion. It goes
-// first in the predicates of a watch on what csv-cleaner uninstalls (CSVs,
-// ClusterExtensions), before any predicate that filters.
+// remembers the revision of each update that starts the deletion of an
+// object held by csv-cleaner's finalizer (what it uninstalls: CSVs,
+// ClusterExtensions); the object's removal forgets it. It goes first in the
+// predicates of a watch on what csv-cleaner uninstalls, before any
+// predicate that filters.
 func (r *Reconciler) ObserveDeletions() predicate.Funcs {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		r.revisions.observe(e)
-		return true
-	}}
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			if e.ObjectNew != nil && r.Finalizers.HeldBy(e.ObjectNew.GetFinalizers()) {
+				r.revisions.observe(e)
+			}
+			return true
+		},
+		DeleteFunc: func(e event.DeleteEvent) bool {
+			if e.Object != nil {
+				r.revisions.forget(e.Object.GetUID())
+			}
+			return true
+		},
+	}
 }
 
-// noteRevision puts the deletion's revision into the record when the record
-// has none and this process saw the deletion start (a record started by a
-// csv-cleaner that was down at the deletion stays without one).
-func (r *Reconciler) noteRevision(rec *record) {
+// carryOver gives a record just read what this process holds for it beyond
+// the API server: the status a failed pass could not write (pending), and
+// the deletion's revision when the record has none and this process saw
+// the deletion start (a record started by a csv-cleaner that was down at
+// the deletion stays without one).
+func (r *Reconciler) carryOver(rec *record) {
+	r.pending.apply(rec)
 	if rec.st.DeletionRevision == "" {
 		rec.st.DeletionRevision = r.revisions.of(rec.uid)
 	}

@@ -73,8 +73,7 @@ func (r *Reconciler) OpenExtensionUninstall(ctx context.Context, s Subject, now 
 	} else {
 		rec = newRecord(obj)
 	}
-	r.pending.apply(rec)
-	r.noteRevision(rec)
+	r.carryOver(rec)
 	rec.obj.(*cleanupv1alpha1.ExtensionCleanup).Status.Cascade = string(s.Cascade)
 	deletion := now
 	if t := ext.GetDeletionTimestamp(); t != nil {
