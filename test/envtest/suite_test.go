@@ -10,12 +10,16 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
@@ -112,11 +116,49 @@ func startManagerAs(identity *rest.Config, mutate ...func(*cleanup.SetupOptions)
 	Expect(served).To(BeTrue(), "the suite's control plane serves ClusterExtensions")
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &runningManager{cancel: cancel, done: make(chan error, 1)}
+	before := csvReconciles()
 	go func() {
 		defer GinkgoRecover()
 		m.done <- mgr.Start(ctx)
 	}()
 	running = m
+	watchingCSVs(before)
+}
+
+// watchingCSVs waits, when there are CSVs, until the CSV controller has
+// reconciled one since before: its watch's handler is then registered, so
+// that it sees a CSV's deletion begin (the manager's cache can say it has
+// synced before the controller has asked it for the CSVs' informer).
+func watchingCSVs(before float64) {
+	GinkgoHelper()
+	csvs := &metav1.PartialObjectMetadataList{}
+	csvs.SetGroupVersionKind(operatorsv1alpha1.SchemeGroupVersion.WithKind("ClusterServiceVersionList"))
+	notCopied, err := labels.Parse("!" + operatorsv1alpha1.CopiedLabelKey) // copies are not watched
+	Expect(err).NotTo(HaveOccurred())
+	Expect(k8s.List(context.Background(), csvs, client.MatchingLabelsSelector{Selector: notCopied}, client.Limit(1))).To(Succeed())
+	if len(csvs.Items) == 0 {
+		return
+	}
+	Eventually(csvReconciles).Should(BeNumerically(">", before), "the CSV controller reconciles the CSVs it lists at its start")
+}
+
+// csvReconciles counts the CSV controller's reconciles in this process.
+func csvReconciles() float64 {
+	GinkgoHelper()
+	families, err := metrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if label(m, "controller") == "clusterserviceversion" {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
 }
 
 // stopManager stops the controllers and waits until they have stopped: scale to zero.
