@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	ocv1 "github.com/operator-framework/operator-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -26,7 +25,7 @@ import (
 // owner labels removed, plan.DetachFromExtension), so that the garbage
 // collector keeps it, with every instance left, once the extension goes.
 // A CRD already being deleted (--cascade=foreground) cannot be kept.
-func (r *Reconciler) crdStep(ctx context.Context, x *cleanup.Uninstall, ext *ocv1.ClusterExtension, in inputs, s plan.Settings) (bool, error) {
+func (r *Reconciler) crdStep(ctx context.Context, x *cleanup.Uninstall, in inputs, s plan.Settings) (bool, error) {
 	kept := map[string]int{}
 	collected, going := 0, 0
 	done := true

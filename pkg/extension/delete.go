@@ -69,7 +69,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached *metav1.Partial
 		run  func() (bool, error)
 	}{
 		{"operands", func() (bool, error) { return r.operandStep(ctx, x, in, targets, targetsProblem, settings) }},
-		{"CRDs", func() (bool, error) { return r.crdStep(ctx, x, ext, in, settings) }},
+		{"CRDs", func() (bool, error) { return r.crdStep(ctx, x, in, settings) }},
 	}
 	for _, s := range steps {
 		done, err := s.run()

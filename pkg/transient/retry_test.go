@@ -131,7 +131,7 @@ func TestRetrier(t *testing.T) {
 			retries := 0
 			r.OnRetry = func(string, error) { retries++ }
 			if tc.permanent {
-				r.Permanent = func(err error) bool { return err == webhook }
+				r.Permanent = func(err error) bool { return errors.Is(err, webhook) }
 			}
 			f, tries := calls(tc.errs...)
 			err := tc.run(r, f)

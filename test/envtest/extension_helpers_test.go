@@ -86,12 +86,11 @@ func (s *extScenario) finalizers(ctx context.Context) []string {
 }
 
 // resource creates an instance of the extension's CRD.
-func (s *extScenario) resource(ctx context.Context, ns, name string) *unstructured.Unstructured {
+func (s *extScenario) resource(ctx context.Context, ns, name string) {
 	GinkgoHelper()
 	u := fixtures.Operand(s.ext.CRDs[0], ns, name)
 	Expect(k8s.Create(ctx, u)).To(Succeed())
 	s.lastResource = u.GetCreationTimestamp().Time
-	return u
 }
 
 // afterResources waits for the second after the last resource's creation:
