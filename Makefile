@@ -25,7 +25,7 @@ OPM ?= $(LOCALBIN)/opm
 # The control plane the tests and the demo run on (built from source, see hack/control-plane).
 CONTROL_PLANE := $(LOCALBIN)/etcd $(LOCALBIN)/kube-apiserver $(LOCALBIN)/kube-controller-manager
 # What the end-to-end tests' cluster adds: OLM, a catalog server and a fake node.
-E2E_TOOLS := $(LOCALBIN)/olm $(LOCALBIN)/catalog $(LOCALBIN)/opm $(LOCALBIN)/kwok
+E2E_TOOLS := $(LOCALBIN)/olm $(LOCALBIN)/catalog $(LOCALBIN)/opm $(LOCALBIN)/kwok $(LOCALBIN)/catalogd $(LOCALBIN)/operator-controller
 # What the benchmarks compare csv-cleaner with: kubectl-operator's uninstall and operator-sdk's cleanup.
 BENCH_TOOLS := $(LOCALBIN)/kubectl-operator $(LOCALBIN)/operator-sdk
 export KUBEBUILDER_ASSETS ?= $(LOCALBIN)
@@ -100,7 +100,7 @@ $(CONTROL_PLANE): | hack/control-plane/build.sh
 	hack/control-plane/build.sh $(LOCALBIN) $(notdir $@)
 
 .PHONY: e2e-tools
-e2e-tools: control-plane $(E2E_TOOLS) ## Build OLM's olm and catalog operators (v0.46.0), opm (v1.74.0) and kwok (v0.8.0) into bin/ for the end-to-end cluster (once).
+e2e-tools: control-plane $(E2E_TOOLS) ## Build OLM's olm and catalog operators (v0.46.0), opm (v1.74.0) and kwok (v0.8.0), and OLM v1 (catalogd and operator-controller v1.5.1) into bin/ for the end-to-end cluster (once).
 
 $(E2E_TOOLS): | hack/control-plane/build.sh
 	@mkdir -p $(LOCALBIN)

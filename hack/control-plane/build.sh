@@ -3,7 +3,8 @@
 # the folder given as $1: by default etcd, kube-apiserver and
 # kube-controller-manager; name olm, catalog, opm and kwok to build those too
 # (the end-to-end tests' cluster), and kubectl-operator and operator-sdk (what
-# the benchmarks compare csv-cleaner with). A binary already present is never
+# the benchmarks compare csv-cleaner with), and catalogd and operator-controller
+# (OLM v1, for its end-to-end test). A binary already present is never
 # rebuilt.
 set -euo pipefail
 
@@ -48,6 +49,9 @@ for c in "${components[@]}"; do
 	kwok) build kwok kwok sigs.k8s.io/kwok/cmd/kwok ;;
 	kubectl-operator) build kubectl-operator kubectl-operator github.com/operator-framework/kubectl-operator ;;
 	operator-sdk) build operator-sdk operator-sdk github.com/operator-framework/operator-sdk/cmd/operator-sdk ;;
+	# OLM v1 (v1.5.1); containers_image_openpgp keeps gpgme (cgo) out, as upstream builds it.
+	catalogd) build catalogd operator-controller github.com/operator-framework/operator-controller/cmd/catalogd "" containers_image_openpgp ;;
+	operator-controller) build operator-controller operator-controller github.com/operator-framework/operator-controller/cmd/operator-controller "" containers_image_openpgp ;;
 	*) echo "control-plane: unknown component $c" >&2; exit 2 ;;
 	esac
 done

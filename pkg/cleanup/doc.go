@@ -12,6 +12,8 @@
 // releases only its own CSV and RBAC (self.go); its uninstall, or its
 // namespace going, removes every finalizer it placed (Releaser,
 // release.go), in its reconcile and on SIGTERM (ReleaseOnExit, exit.go).
+// Installed by OLM v1 instead, its own install is the ClusterExtension
+// that installed it (selfextension.go): its deletion is the uninstall.
 // A controller of its own acknowledges a managed CSV's deletion at once
 // (acknowledge.go): the record at phase Deleting and the CleanupStarted
 // Event, never queued behind other uninstalls' deletes.

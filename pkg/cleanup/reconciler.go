@@ -57,6 +57,9 @@ type Reconciler struct {
 	selfMu   sync.Mutex
 	selfSeen SelfFate
 	selfWhy  string
+	// selfExt is the ClusterExtension that installed csv-cleaner, when OLM
+	// v1 did (WatchOwnExtension); nil otherwise.
+	selfExt *selfExtension
 
 	// written remembers what this process patched from the cache's copies.
 	written *finalizer.Written

@@ -61,6 +61,9 @@ type Releaser struct {
 	// Self is csv-cleaner's own CSV (empty name outside OLM): ReleaseOthers
 	// leaves it and its RBAC to ReleaseSelf, which releases them last.
 	Self types.NamespacedName
+	// SelfExtension is the ClusterExtension that installed csv-cleaner ("" when
+	// none): ReleaseOthers leaves it to the caller, which releases it last.
+	SelfExtension string
 	// Workers is how many patches are in flight at once.
 	Workers int
 	// Reporter names csv-cleaner in the Events about abandoned uninstalls.
@@ -99,7 +102,7 @@ func (rl Releaser) ReleaseOthers(ctx context.Context) ([]Released, error) {
 	// OLM v1's ClusterExtensions, where the API server serves them.
 	err = listPages(ctx, rl.Live, metadataList(extensionKind), releasePage, func(l *metav1.PartialObjectMetadataList) error {
 		for _, ext := range l.Items {
-			if rl.Finalizers.HeldBy(ext.Finalizers) {
+			if rl.Finalizers.HeldBy(ext.Finalizers) && ext.Name != rl.SelfExtension {
 				ext.SetGroupVersionKind(extensionKind)
 				todo = append(todo, ext)
 			}

@@ -43,7 +43,7 @@ func (r *Reconciler) selfFate(ctx context.Context) (SelfFate, string, error) {
 		return fate, why, nil
 	}
 	if r.Self.Name == "" {
-		return SelfInstalled, "", nil
+		return r.selfExtensionFate(ctx)
 	}
 	self := csvMetadata()
 	err := r.Client.Get(ctx, r.Self, self)
@@ -209,5 +209,5 @@ func (r *Reconciler) releaseOwnRBAC(ctx context.Context) error {
 // releaser removes what this csv-cleaner placed (see Releaser).
 func (r *Reconciler) releaser() Releaser {
 	return Releaser{Live: r.APIReader, Writer: r.Client, Finalizers: r.Finalizers, Hold: r.holdName(),
-		Self: r.Self, Workers: r.DeleteWorkers, Reporter: reporter()}
+		Self: r.Self, SelfExtension: r.selfExt.name(), Workers: r.DeleteWorkers, Reporter: reporter()}
 }

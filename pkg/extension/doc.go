@@ -14,6 +14,12 @@
 // keeps (crds: Orphan, or instances left) from the extension, so that the
 // garbage collector leaves them, and releases its finalizer last.
 //
+// Installed by OLM v1 itself, csv-cleaner holds the extension that
+// installed it whatever the policies say (reconcileSelf); that extension's
+// deletion is csv-cleaner's uninstall, which releases every finalizer it
+// placed and its own extension's last (pkg/cleanup's selfextension.go
+// finds the extension and decides; plan.FindSelfExtension picks it).
+//
 // Every decision is pkg/plan's (the extension_*.go decisions); the record
 // (ExtensionCleanup), the deletion of a CRD's instances, the Events and the
 // metrics are pkg/cleanup's (cleanup.Uninstall), shared with the CSVs'

@@ -57,6 +57,21 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	log := logr.FromContextOrDiscard(ctx).WithValues("clusterExtension", klog.KObj(ext))
 	ctx = logr.NewContext(ctx, log)
+	fate, why, err := r.Shared.SelfFate(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	own, err := r.Shared.IsOwnExtension(ctx, ext)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if own {
+		return r.reconcileSelf(ctx, ext, fate, why)
+	}
+	if fate == cleanup.SelfUninstalled {
+		// csv-cleaner is being uninstalled: it lets go of every extension.
+		return ctrl.Result{}, r.patchFinalizers(ctx, ext, r.Finalizers.Remove)
+	}
 	policy, err := policyOf(ctx, r.Client, ext)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -71,6 +86,26 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// cache, which replaces the list: a finalizer added at the same moment
 	// can be dropped. The extension's update brings it back here.
 	return ctrl.Result{}, r.patchFinalizers(ctx, ext, r.Finalizers.Ensure)
+}
+
+// reconcileSelf keeps csv-cleaner's finalizer on the ClusterExtension that
+// installed it, whatever the policies say: the garbage collector then
+// leaves csv-cleaner's Deployment and RBAC in force while the extension is
+// deleting, and csv-cleaner removes every finalizer it placed before it
+// releases its own extension, last.
+func (r *Reconciler) reconcileSelf(ctx context.Context, ext *metav1.PartialObjectMetadata, fate cleanup.SelfFate, why string) (ctrl.Result, error) {
+	if fate != cleanup.SelfUninstalled {
+		return ctrl.Result{}, r.patchFinalizers(ctx, ext, r.Finalizers.Ensure)
+	}
+	if !r.Finalizers.HeldBy(ext.Finalizers) {
+		return ctrl.Result{}, nil
+	}
+	res, done, err := r.Shared.ReleaseForOwnExtension(ctx, ext, why)
+	if err != nil || !done {
+		return res, err
+	}
+	logr.FromContextOrDiscard(ctx).Info("Releasing csv-cleaner's own ClusterExtension, last")
+	return ctrl.Result{}, r.patchFinalizers(ctx, ext, r.Finalizers.Remove)
 }
 
 // policyOf is the CleanupPolicy that manages the extension, nil when none does.

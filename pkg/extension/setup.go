@@ -52,6 +52,7 @@ func SetupIfServed(mgr ctrl.Manager, shared *cleanup.Reconciler, workers int) (b
 // controller (cleanup.Setup), whose records, deletes, Events, metrics and
 // finalizer it uses.
 func Setup(mgr ctrl.Manager, shared *cleanup.Reconciler, workers int) error {
+	shared.WatchOwnExtension(mgr.GetAPIReader())
 	r := &Reconciler{
 		Client:     cleanup.Retry.Client(mgr.GetClient()),
 		APIReader:  mgr.GetAPIReader(),

@@ -87,6 +87,25 @@ func Start(ctx context.Context, binDir string) (*Cluster, error) {
 	return c, nil
 }
 
+// StartForOLMv1 starts a second local cluster, for an install of
+// csv-cleaner itself by OLM v1: the control plane with
+// kube-controller-manager and OLM v0's CRDs, without csv-cleaner's CRDs
+// (operator-controller installs them from the bundle, and refuses CRDs it
+// did not apply), kwok or OLM v0. Its pods are never scheduled: the
+// harness runs the controllers as processes.
+func StartForOLMv1(binDir string) (*Cluster, error) {
+	cp, err := controlplane.Start(controlplane.Options{BinDir: binDir, ControllerManager: true, WithoutCleanerCRDs: true})
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{ControlPlane: cp, Config: cp.Config, Kubeconfig: cp.Kubeconfig, LogDir: cp.LogDir, BinDir: binDir,
+		OLMNamespace: "olm", CatalogHost: "127.0.0.1"}
+	if err := c.newClient(); err != nil {
+		return nil, errors.Join(err, c.Stop())
+	}
+	return c, nil
+}
+
 func connect(kubeconfig, binDir string) (*Cluster, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {

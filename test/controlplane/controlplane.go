@@ -33,6 +33,9 @@ type Options struct {
 	// OLMv1 installs OLM v1's ClusterExtension and ClusterObjectSet CRDs
 	// (operator-controller's, from the pinned module, OLMv1CRDs).
 	OLMv1 bool
+	// WithoutCleanerCRDs leaves csv-cleaner's CRDs out, for a cluster where
+	// OLM installs them from csv-cleaner's bundle.
+	WithoutCleanerCRDs bool
 }
 
 // ControlPlane is a running local control plane.
@@ -57,7 +60,7 @@ func RepoRoot() string {
 }
 
 // Start starts etcd and kube-apiserver, installs OLM's CRDs and
-// csv-cleaner's, and with opts.ControllerManager starts kube-controller-manager.
+// csv-cleaner's (unless opts.WithoutCleanerCRDs), and with opts.ControllerManager starts kube-controller-manager.
 func Start(opts Options) (*ControlPlane, error) {
 	if opts.BinDir == "" {
 		opts.BinDir = filepath.Join(RepoRoot(), "bin")
@@ -86,6 +89,9 @@ func Start(opts Options) (*ControlPlane, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "manifests", "crd")},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                cleanup.Scheme(),
+	}
+	if opts.WithoutCleanerCRDs {
+		env.CRDDirectoryPaths = nil
 	}
 	if opts.OLMv1 {
 		paths, err := OLMv1CRDs()

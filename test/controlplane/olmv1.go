@@ -32,3 +32,31 @@ func OLMv1CRDs() ([]string, error) {
 	}
 	return paths, nil
 }
+
+// OperatorControllerReleaseDir is the helper module that builds the
+// operator-controller release the end-to-end tests run (hack/control-plane).
+const OperatorControllerReleaseDir = "hack/control-plane/operator-controller"
+
+// OLMv1ReleaseCRDs are the ClusterCatalog and ClusterExtension CRDs (its
+// standard set) of the operator-controller release that
+// hack/control-plane/operator-controller pins, which bin/catalogd and
+// bin/operator-controller are built from.
+func OLMv1ReleaseCRDs() ([]string, error) {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", OperatorControllerModule)
+	cmd.Dir = filepath.Join(RepoRoot(), OperatorControllerReleaseDir)
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("finding the module %s of %s: %w", OperatorControllerModule, cmd.Dir, err)
+	}
+	base := filepath.Join(strings.TrimSpace(string(out)), "config", "base")
+	paths := []string{
+		filepath.Join(base, "catalogd", "crd", "standard", "olm.operatorframework.io_clustercatalogs.yaml"),
+		filepath.Join(base, "operator-controller", "crd", "standard", "olm.operatorframework.io_clusterextensions.yaml"),
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("OLM v1's CRD %s: %w", filepath.Base(p), err)
+		}
+	}
+	return paths, nil
+}
