@@ -9,6 +9,8 @@ IMAGE_TAG_BASE ?= quay.io/csv-cleaner/csv-cleaner
 IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
 BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
 CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:v$(VERSION)
+# The catalog image for OLM v1 (catalog-olmv1/: the bundle by its image BUNDLE_IMG).
+CATALOG_OLMV1_IMG ?= $(IMAGE_TAG_BASE)-catalog-olmv1:v$(VERSION)
 PACKAGE := csv-cleaner
 CHANNEL := stable
 
@@ -65,13 +67,13 @@ vet: ## Run go vet, including the e2e and bench build tags.
 lint: golangci-lint ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
-GENERATED := api manifests bundle bundle.Dockerfile catalog
+GENERATED := api manifests bundle bundle.Dockerfile catalog catalog-olmv1
 
 .PHONY: verify-generated
 verify-generated: controller-gen kustomize $(OPM) ## Fail when a generated file (code, manifests, bundle, catalog) is not what its sources generate.
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	cp -r $(GENERATED) $$tmp/; \
-	$(MAKE) -s generate manifests bundle catalog >/dev/null; \
+	$(MAKE) -s generate manifests bundle catalog catalog-olmv1 >/dev/null; \
 	stale=0; for f in $(GENERATED); do diff -r $$tmp/$$f $$f >/dev/null || { stale=1; diff -r $$tmp/$$f $$f; }; done; \
 	if [ $$stale = 1 ]; then echo "generated files were out of date and are now regenerated: review and commit them"; exit 1; fi
 
@@ -170,6 +172,18 @@ catalog: bundle $(OPM) ## Generate catalog/, the file-based catalog of package c
 catalog-build: catalog $(OPM) ## Build the catalog image CATALOG_IMG (needs a Docker engine).
 	$(OPM) generate dockerfile catalog
 	docker build -f catalog.Dockerfile -t $(CATALOG_IMG) .
+
+.PHONY: catalog-olmv1
+catalog-olmv1: catalog $(OPM) ## Generate catalog-olmv1/, catalog/ with the bundle named by its image BUNDLE_IMG, which OLM v1 pulls (it reads no manifests from a catalog); validate it with opm.
+	rm -rf catalog-olmv1 && mkdir -p catalog-olmv1/$(PACKAGE)
+	sed 's|^image: ""$$|image: $(BUNDLE_IMG)|' catalog/$(PACKAGE)/index.yaml > catalog-olmv1/$(PACKAGE)/index.yaml
+	@grep -qx 'image: $(BUNDLE_IMG)' catalog-olmv1/$(PACKAGE)/index.yaml || { echo "catalog-olmv1: no bundle image was set" >&2; exit 1; }
+	$(OPM) validate catalog-olmv1
+
+.PHONY: catalog-olmv1-build
+catalog-olmv1-build: catalog-olmv1 $(OPM) ## Build the OLM v1 catalog image CATALOG_OLMV1_IMG (needs a Docker engine; push BUNDLE_IMG too).
+	$(OPM) generate dockerfile catalog-olmv1
+	docker build -f catalog-olmv1.Dockerfile -t $(CATALOG_OLMV1_IMG) .
 
 ##@ Tools
 

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
@@ -118,5 +119,77 @@ func TestCatalog(t *testing.T) {
 	}
 	if !found {
 		t.Error("the catalog embeds no ClusterServiceVersion")
+	}
+}
+
+// TestCatalogOLMv1 validates catalog-olmv1/ with opm and checks that it is
+// catalog/ with one difference: the bundle is named by the image that
+// `make bundle-build` builds (the manager image's repository with -bundle,
+// the same tag), which OLM v1 pulls, since it reads no manifests from a
+// catalog.
+func TestCatalogOLMv1(t *testing.T) {
+	root := controlplane.RepoRoot()
+	opm := filepath.Join(root, "bin", "opm")
+	if _, err := os.Stat(opm); err != nil {
+		t.Fatalf("bin/opm is missing: run `make e2e-tools` (%v)", err)
+	}
+	if out, err := exec.Command(opm, "validate", filepath.Join(root, "catalog-olmv1")).CombinedOutput(); err != nil {
+		t.Fatalf("opm validate catalog-olmv1: %v\n%s", err, out)
+	}
+	v0, v1 := renderCatalog(t, opm, filepath.Join(root, "catalog")), renderCatalog(t, opm, filepath.Join(root, "catalog-olmv1"))
+	if len(v0) != len(v1) {
+		t.Fatalf("catalog-olmv1 has %d objects, catalog %d: run `make catalog-olmv1`", len(v1), len(v0))
+	}
+	manager := ""
+	for _, obj := range v0 {
+		if obj["schema"] != "olm.bundle" {
+			continue
+		}
+		for _, ri := range obj["relatedImages"].([]any) {
+			if ri := ri.(map[string]any); ri["name"] == "manager" {
+				manager = ri["image"].(string)
+			}
+		}
+	}
+	repo, tag, ok := strings.Cut(manager, ":v")
+	if !ok {
+		t.Fatalf("the bundle's manager image %q has no version tag", manager)
+	}
+	want := repo + "-bundle:v" + tag
+	images := 0
+	for i, obj := range v1 {
+		if obj["schema"] == "olm.bundle" {
+			images++
+			if obj["image"] != want {
+				t.Errorf("catalog-olmv1's bundle image = %v, want %s: run `make catalog-olmv1`", obj["image"], want)
+			}
+			obj["image"] = ""
+		}
+		if !reflect.DeepEqual(obj, v0[i]) {
+			t.Errorf("catalog-olmv1's object %d (%v %v) differs from catalog's beyond the bundle image: run `make catalog-olmv1`", i, obj["schema"], obj["name"])
+		}
+	}
+	if images != 1 {
+		t.Errorf("catalog-olmv1 has %d bundles, want 1", images)
+	}
+}
+
+// renderCatalog is the file-based catalog in dir, as `opm render` streams it.
+func renderCatalog(t *testing.T, opm, dir string) []map[string]any {
+	t.Helper()
+	out, err := exec.Command(opm, "render", dir, "--output=json").Output()
+	if err != nil {
+		t.Fatalf("opm render %s: %v", dir, err)
+	}
+	var objs []map[string]any
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			return objs
+		} else if err != nil {
+			t.Fatalf("decoding opm's render of %s: %v", dir, err)
+		}
+		objs = append(objs, m)
 	}
 }

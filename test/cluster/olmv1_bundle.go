@@ -20,11 +20,12 @@ import (
 )
 
 // ServeBundleDir serves a package from folders as they are in this
-// repository for OLM v0 (bundle/ and catalog/<package>/): the bundle
-// folder becomes a bundle image, labelled with its metadata/annotations.yaml,
-// and the file-based catalog a catalog image in which the bundle named
-// bundleName points at it. It creates a ClusterCatalog called name and
-// waits until catalogd serves it.
+// repository (bundle/ and catalog-olmv1/<package>/): the bundle folder
+// becomes a bundle image, labelled with its metadata/annotations.yaml, and
+// the file-based catalog a catalog image in which the bundle named
+// bundleName points at it instead of the image the catalog names (which
+// must name one: OLM v1 reads no manifests from a catalog). It creates a
+// ClusterCatalog called name and waits until catalogd serves it.
 func (o *OLMv1) ServeBundleDir(ctx context.Context, name, bundleDir, catalogDir, bundleName string) (*ocv1.ClusterCatalog, error) {
 	files, err := readTree(bundleDir)
 	if err != nil {
@@ -56,7 +57,7 @@ func (o *OLMv1) ServeBundleDir(ctx context.Context, name, bundleDir, catalogDir,
 }
 
 // pointBundle re-encodes a file-based catalog's YAML documents as JSON
-// lines, with the image of bundle bundleName set to ref.
+// lines, with the image of bundle bundleName, which must have one, set to ref.
 func pointBundle(data []byte, bundleName, ref string) ([]byte, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	var out []byte
@@ -71,6 +72,9 @@ func pointBundle(data []byte, bundleName, ref string) ([]byte, error) {
 			continue
 		}
 		if blob["schema"] == "olm.bundle" && blob["name"] == bundleName {
+			if image, _ := blob["image"].(string); image == "" {
+				return nil, fmt.Errorf("bundle %s names no image: OLM v1 could not pull it", bundleName)
+			}
 			blob["image"] = ref
 		}
 		line, err := json.Marshal(blob)

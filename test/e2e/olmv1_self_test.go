@@ -26,7 +26,7 @@ import (
 var v1Managed = olmv1Package("v1-managed")
 
 var _ = Describe("csv-cleaner installed by OLM v1 as a ClusterExtension", func() {
-	It("installs from bundle/ and catalog/, holds its own extension and another, and its uninstall leaves no finalizer of its own", func(ctx SpecContext) {
+	It("installs from bundle/ and catalog-olmv1/, holds its own extension and another, and its uninstall leaves no finalizer of its own", func(ctx SpecContext) {
 		if !kc.Local() {
 			Skip("this scenario starts a cluster of its own: it runs on the local cluster only")
 		}
@@ -39,7 +39,7 @@ var _ = Describe("csv-cleaner installed by OLM v1 as a ClusterExtension", func()
 		DeferCleanup(olm.Stop)
 		root := controlplane.RepoRoot()
 		bundleName := bundleCSVName(filepath.Join(root, "bundle", "manifests", "csv-cleaner.clusterserviceversion.yaml"))
-		_, err = olm.ServeBundleDir(ctx, "csv-cleaner", filepath.Join(root, "bundle"), filepath.Join(root, "catalog", "csv-cleaner"), bundleName)
+		_, err = olm.ServeBundleDir(ctx, "csv-cleaner", filepath.Join(root, "bundle"), filepath.Join(root, "catalog-olmv1", "csv-cleaner"), bundleName)
 		Expect(err).NotTo(HaveOccurred())
 		managed := v1Managed
 		_, err = olm.ServeCatalog(ctx, olmv1Catalog, managed)
