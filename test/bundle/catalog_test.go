@@ -37,13 +37,7 @@ type meta struct {
 // OLM pulls no bundle image.
 func TestCatalog(t *testing.T) {
 	root := controlplane.RepoRoot()
-	opm := filepath.Join(root, "bin", "opm")
-	if _, err := os.Stat(opm); err != nil {
-		t.Fatalf("bin/opm is missing: run `make e2e-tools` (%v)", err)
-	}
-	if out, err := exec.Command(opm, "validate", filepath.Join(root, "catalog")).CombinedOutput(); err != nil {
-		t.Fatalf("opm validate catalog: %v\n%s", err, out)
-	}
+	opm := validatedCatalog(t, root, "catalog")
 	out, err := exec.Command(opm, "render", filepath.Join(root, "catalog"), "--output=json").Output()
 	if err != nil {
 		t.Fatalf("opm render catalog: %v", err)
@@ -129,13 +123,7 @@ func TestCatalog(t *testing.T) {
 // catalog.
 func TestCatalogOLMv1(t *testing.T) {
 	root := controlplane.RepoRoot()
-	opm := filepath.Join(root, "bin", "opm")
-	if _, err := os.Stat(opm); err != nil {
-		t.Fatalf("bin/opm is missing: run `make e2e-tools` (%v)", err)
-	}
-	if out, err := exec.Command(opm, "validate", filepath.Join(root, "catalog-olmv1")).CombinedOutput(); err != nil {
-		t.Fatalf("opm validate catalog-olmv1: %v\n%s", err, out)
-	}
+	opm := validatedCatalog(t, root, "catalog-olmv1")
 	v0, v1 := renderCatalog(t, opm, filepath.Join(root, "catalog")), renderCatalog(t, opm, filepath.Join(root, "catalog-olmv1"))
 	if len(v0) != len(v1) {
 		t.Fatalf("catalog-olmv1 has %d objects, catalog %d: run `make catalog-olmv1`", len(v1), len(v0))
@@ -192,4 +180,18 @@ func renderCatalog(t *testing.T, opm, dir string) []map[string]any {
 		}
 		objs = append(objs, m)
 	}
+}
+
+// validatedCatalog checks the catalog in folder dir of the repository with
+// `opm validate` and returns bin/opm's path.
+func validatedCatalog(t *testing.T, root, dir string) string {
+	t.Helper()
+	opm := filepath.Join(root, "bin", "opm")
+	if _, err := os.Stat(opm); err != nil {
+		t.Fatalf("bin/opm is missing: run `make e2e-tools` (%v)", err)
+	}
+	if out, err := exec.Command(opm, "validate", filepath.Join(root, dir)).CombinedOutput(); err != nil {
+		t.Fatalf("opm validate %s: %v\n%s", dir, err, out)
+	}
+	return opm
 }
