@@ -53,7 +53,7 @@ type Reconciler struct {
 	Namespace string
 
 	// selfSeen remembers a replacement or an uninstall of its own CSV once
-	// seen (selfFate), with why.
+	// seen (SelfFate), with why.
 	selfMu   sync.Mutex
 	selfSeen SelfFate
 	selfWhy  string
@@ -109,7 +109,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	log := logr.FromContextOrDiscard(ctx).WithValues("csv", klog.KObj(csv))
 	ctx = logr.NewContext(ctx, log)
 
-	fate, why, err := r.selfFate(ctx)
+	fate, why, err := r.SelfFate(ctx)
 	if err != nil {
 		return ctrl.Result{}, inStep("read", err)
 	}

@@ -22,14 +22,15 @@ func (r *Reconciler) isSelf(csv metav1.Object) bool {
 	return r.Self.Name != "" && csvKey(csv) == r.Self
 }
 
-// selfFate says what is happening to csv-cleaner's own install (DecideSelf).
+// SelfFate says what is happening to csv-cleaner's own install (DecideSelf).
 // While it is installed that takes two reads of the cache (its namespace and
 // its CSV's metadata); only once its CSV is deleted or gone does it read the
 // CSVs and Subscriptions of its namespace live. A replacement or an
 // uninstall, once seen, is remembered until its CSV is seen installed again
 // (a reinstall re-creates it); a terminating namespace turns a replacement
-// into an uninstall.
-func (r *Reconciler) selfFate(ctx context.Context) (SelfFate, string, error) {
+// into an uninstall. Installed by OLM v1 (no CSV of its own), it is what
+// happens to its ClusterExtension (selfExtensionFate). Both controllers ask.
+func (r *Reconciler) SelfFate(ctx context.Context) (SelfFate, string, error) {
 	ns := r.namespace()
 	if ns == "" {
 		return SelfInstalled, "", nil

@@ -142,10 +142,6 @@ func (r *Reconciler) selfExtensionFate(ctx context.Context) (SelfFate, string, e
 	return SelfInstalled, "", nil
 }
 
-// SelfFate says what is happening to csv-cleaner's own install (selfFate),
-// for the ClusterExtension controller.
-func (r *Reconciler) SelfFate(ctx context.Context) (SelfFate, string, error) { return r.selfFate(ctx) }
-
 // ReleaseForOwnExtension is csv-cleaner's own uninstall when OLM v1
 // installed it, run while its ClusterExtension is deleting and held by its
 // finalizer (so its Deployment and RBAC are still in force): it removes

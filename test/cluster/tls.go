@@ -1,24 +1,21 @@
 package cluster
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
-	"time"
+
+	"k8s.io/client-go/util/cert"
 )
 
 // servingCert is a self-signed certificate for 127.0.0.1 (and localhost),
-// written into dir as tls.crt and tls.key; its own certificate is the CA
-// that clients trust, written as ca.crt into CADir.
+// written into dir as tls.crt and tls.key (client-go's
+// GenerateSelfSignedCertKey: the serving certificate and the authority that
+// signed it); the same chain is written as ca.crt into CADir, for the
+// clients to trust.
 type servingCert struct {
 	CertFile, KeyFile string
 	// CADir holds ca.crt alone: a folder of certificate authorities, as
@@ -30,32 +27,10 @@ type servingCert struct {
 }
 
 func newServingCert(dir, name string) (*servingCert, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})
 	if err != nil {
-		return nil, fmt.Errorf("generating the key of %s: %w", name, err)
+		return nil, fmt.Errorf("generating the certificate of %s: %w", name, err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(time.Now().UnixNano()),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:              []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, fmt.Errorf("signing the certificate of %s: %w", name, err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the key of %s: %w", name, err)
-	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 	sc := &servingCert{
 		CertFile: filepath.Join(dir, name, "tls.crt"), KeyFile: filepath.Join(dir, name, "tls.key"),
 		CADir: filepath.Join(dir, name, "ca"),
