@@ -21,6 +21,8 @@ const (
 	VerdictSkipped   = "Skipped"
 	VerdictUnmanaged = "Unmanaged"
 	VerdictBlocked   = "Blocked"
+	// VerdictIncomplete: the plan could not read some kinds (DryRun.Unread); nothing else blocks.
+	VerdictIncomplete = "Incomplete"
 )
 
 // CSVRef names a CSV in the plan's JSON, with the keys in lower camel case as every other key.
@@ -39,7 +41,8 @@ type DryRun struct {
 	// ClusterExtension is the extension's name, for an extension's plan.
 	ClusterExtension string `json:"clusterExtension,omitempty"`
 	Policy           string `json:"policy,omitempty"`
-	// Verdict is Uninstall, Skipped (with Reason), Unmanaged, or Blocked (with Reason).
+	// Verdict is Uninstall, Skipped (with Reason), Unmanaged, Blocked (with
+	// Reason), or Incomplete (some kinds could not be read: Unread).
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message"`
@@ -48,10 +51,19 @@ type DryRun struct {
 	Items []DryRunItem `json:"items"`
 	// Refusals are what the run would be refused, per owned kind (Foresee).
 	Refusals []Foreseen `json:"refusals,omitempty"`
+	// Unread are the kinds whose instances the plan could not read, with why
+	// and what the run does there.
+	Unread []Unread `json:"unread,omitempty"`
 	// Notes say what the plan could not foresee, and why.
 	Notes []string `json:"notes,omitempty"`
 
 	foresight *foresight
+	// problems are what the run would be refused, found so far; they make the verdict Blocked (settle).
+	problems []plan.Problem
+	// accessDenied: csv-cleaner lacks a right on operands, so the run deletes nothing until it has it.
+	accessDenied bool
+	// verdictMessage is the verdict's message before settle.
+	verdictMessage string
 }
 
 // DryRunItem is one object and what the uninstall would do with it: the
@@ -125,7 +137,8 @@ func PlanUninstall(ctx context.Context, reader client.Reader, key types.Namespac
 	}
 	decide := plan.OperandInput{Targets: operands.Targets, DeletionTime: *csv.DeletionTimestamp, Orphan: orphan,
 		Timeout: plan.TimeoutOf(settings, csv.DeletionTimestamp.Time, now)}
-	keptKinds, err := out.AddInstances(ctx, g, csv, operands.Scopes, decide)
+	keptKinds, err := out.AddInstances(ctx, g, Instances{Subject: csv, Scopes: operands.Scopes, Decide: decide, Settings: settings,
+		OperatorUnavailable: func(ctx context.Context) (*plan.Problem, error) { return g.OperatorUnavailable(ctx, csv) }})
 	if err != nil {
 		return nil, err
 	}
@@ -146,36 +159,4 @@ func PlanUninstall(ctx context.Context, reader client.Reader, key types.Namespac
 		}
 	}
 	return out, nil
-}
-
-// AddInstances adds to the plan the items of the scopes' instances, a page
-// at a time as the run lists and decides them (Gatherer.PlanInstances, the
-// deletion's second looked up at the revision subject's record holds): the
-// plan holds its items, never a second copy of every instance. It returns
-// the kinds of which it keeps some instance.
-func (d *DryRun) AddInstances(ctx context.Context, g Gatherer, subject client.Object, scopes []plan.CRDScope, decide plan.OperandInput) (map[string]bool, error) {
-	revision, err := g.RecordedRevision(ctx, subject)
-	if err != nil {
-		return nil, err
-	}
-	if decide.Orphan == "" {
-		d.foresight = &foresight{scopes: scopes, onTimeout: decide.Timeout.OnTimeout}
-	}
-	second := g.DeletionSecond(subject, revision)
-	keptKinds := map[string]bool{}
-	for i := range scopes {
-		s := &scopes[i]
-		if s.CRD == nil {
-			continue
-		}
-		err := g.PlanInstances(ctx, second, s, decide, func(decided plan.OperandPlan) error {
-			d.Items = append(d.Items, decided.Items...)
-			keptKinds[s.Kind] = keptKinds[s.Kind] || len(decided.KeptRefs) > 0
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return keptKinds, nil
 }

@@ -41,6 +41,12 @@ func (d *DryRun) WriteTable(w io.Writer) error {
 			printf("%s\t%s\t%s\t%s\t%s\n", it.Action, it.Kind, ns, it.Name, it.Reason)
 		}
 	}
+	if len(d.Unread) > 0 {
+		printf("\nUNREAD\tREASON\tWHY\n")
+		for _, u := range d.Unread {
+			printf("%s\t%s\t%s\n", u.Kind, u.Reason, u.Message)
+		}
+	}
 	if len(d.Refusals) > 0 {
 		printf("\nREFUSED\tKIND\tOBJECT\tWHY\n")
 		for _, f := range d.Refusals {
@@ -51,10 +57,22 @@ func (d *DryRun) WriteTable(w io.Writer) error {
 			printf("%s\t%s\t%s\t%s\n", f.Reason, f.Kind, object, f.Message)
 		}
 	}
+	for _, it := range d.Items {
+		if it.Message != "" {
+			printf("\nNote:\t%s %s %s: %s\n", it.Action, it.Kind, path(it.Namespace, it.Name), it.Message)
+		}
+	}
 	for _, n := range d.Notes {
 		printf("\nNote:\t%s\n", n)
 	}
-	printf("\n%d to delete, %d to keep\n", d.Count(plan.ActionDelete), d.Count(plan.ActionKeep))
+	printf("\n%d to delete, %d to keep", d.Count(plan.ActionDelete), d.Count(plan.ActionKeep))
+	if n := d.Count(plan.ActionUpdate); n > 0 {
+		printf(", %d to update", n)
+	}
+	if len(d.Unread) > 0 {
+		printf(", %s unread", kinds(len(d.Unread)))
+	}
+	printf("\n")
 	if err == nil {
 		err = tw.Flush()
 	}

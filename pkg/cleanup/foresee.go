@@ -38,6 +38,8 @@ type Foreseen struct {
 type foresight struct {
 	scopes    []plan.CRDScope
 	onTimeout cleanupv1alpha1.TimeoutAction
+	// converting are the CRDs (by name) whose conversion the run sets to None first.
+	converting map[string]bool
 }
 
 // Foresee asks the API server, writing nothing, what the run would be
@@ -50,7 +52,7 @@ type foresight struct {
 // Blocked with the reason and message the run's record would give. What it
 // could not ask (the caller may not) goes into the plan's notes.
 func Foresee(ctx context.Context, c client.Client, d *DryRun, sa types.NamespacedName) error {
-	if d.foresight == nil || d.Verdict != VerdictUninstall {
+	if d.foresight == nil {
 		return nil // nothing would be deleted: nothing to foresee
 	}
 	access, err := operandAccessOf(ctx, d.foresight.scopes, d.foresight.onTimeout, accessOf(c, sa))
@@ -60,10 +62,10 @@ func Foresee(ctx context.Context, c client.Client, d *DryRun, sa types.Namespace
 		}
 		d.Notes = append(d.Notes, fmt.Sprintf("csv-cleaner's rights were not checked: %v", err))
 	}
-	var problems []plan.Problem
 	for _, p := range access.denied {
 		d.Refusals = append(d.Refusals, Foreseen{Kind: p.Object, Reason: p.Reason, Message: p.Message})
-		problems = append(problems, p)
+		d.problems = append(d.problems, p)
+		d.accessDenied = true
 	}
 	for i := range d.foresight.scopes {
 		s := &d.foresight.scopes[i]
@@ -73,17 +75,10 @@ func Foresee(ctx context.Context, c client.Client, d *DryRun, sa types.Namespace
 		}
 		if p != nil {
 			d.Refusals = append(d.Refusals, Foreseen{Kind: s.Kind, Reason: p.Reason, Object: p.Object, Message: p.Message})
-			problems = append(problems, *p)
+			d.problems = append(d.problems, *p)
 		}
 	}
-	if len(problems) > 0 {
-		joined := plan.JoinProblems(problems)
-		then := "the other items would be deleted and the uninstall would stay Blocked on these"
-		if len(access.denied) > 0 {
-			then = "nothing would be deleted until then; the items are what the uninstall would do once it may"
-		}
-		d.Verdict, d.Reason, d.Message = VerdictBlocked, joined.Reason, joined.Message+"; "+then
-	}
+	d.settle()
 	return nil
 }
 
@@ -114,6 +109,10 @@ func (d *DryRun) dryRunDelete(ctx context.Context, c client.Client, s *plan.CRDS
 	refusal, refused := ClassifyRefusal(err)
 	switch {
 	case err == nil || apierrors.IsNotFound(err):
+		return nil, nil
+	case refused && refusal.Reason == cleanupv1alpha1.BlockedConversionFailed && d.foresight.converting[s.Name]:
+		// The run sets the conversion to None before it deletes anything of the kind.
+		d.Notes = append(d.Notes, fmt.Sprintf("the delete of %s %s was not dry-run: it needs the conversion webhook, which the uninstall turns off first", s.Kind, path(it.Namespace, it.Name)))
 		return nil, nil
 	case refused && refusal.Reason == cleanupv1alpha1.BlockedForbidden:
 		// RBAC refused the caller, not csv-cleaner: its rights are the review's.

@@ -141,7 +141,7 @@ func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide p
 				if err != nil {
 					return err
 				}
-				if gone != nil {
+				if _, disable := plan.ConversionFate(*s, u.settings, gone != nil); disable {
 					changed, err := r.disableConversion(ctx, u, s, refusal)
 					if err != nil {
 						return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,12 +30,14 @@ func (r *Reconciler) countKept(ctx context.Context, u *uninstall, reason string)
 			u.rec.keep(decided.KeptRefs...)
 			return nil
 		})
-		switch {
-		case apierrors.IsForbidden(err):
-			// Nothing of the kind is deleted: a missing right to count them blocks nothing.
+		if refusal, refused := ClassifyRefusal(err); refused {
+			// Nothing of the kind is deleted: a refusal to list them (a
+			// missing right, a conversion webhook that fails) blocks nothing.
+			logr.FromContextOrDiscard(ctx).Info("Not counting the kept instances of a kind the API server refuses to list", "kind", s.Kind, "reason", refusal.Reason)
 			u.rec.count(s.Kind, 0, 0, map[string]int{reason: 0, cleanupv1alpha1.NoteNotListed: 0})
 			continue
-		case err != nil:
+		}
+		if err != nil {
 			return err
 		}
 		u.rec.count(s.Kind, 0, 0, kept)

@@ -41,3 +41,40 @@ func MayDisableConversion(scope CRDScope, s Settings) bool {
 	return s.ConversionWebhooks != cleanupv1alpha1.ConversionKeep && scope.Proven && len(scope.Others) == 0 &&
 		conv != nil && conv.Strategy == apiextensionsv1.WebhookConverter
 }
+
+// ConversionFate decides what the uninstall does about an owned CRD whose
+// instances cannot be read because its conversion webhook fails: with ok,
+// it sets the CRD's spec.conversion to None first (the item says so), as
+// MayDisableConversion allows and once the operator that would serve the
+// webhook is unavailable; without, the uninstall is blocked on the kind
+// (ConversionFailed) until someone mends or turns off the webhook. The run
+// acts on it and `csv-cleaner plan` prints it.
+func ConversionFate(scope CRDScope, s Settings, operatorUnavailable bool) (it Item, ok bool) {
+	if !operatorUnavailable || !MayDisableConversion(scope, s) {
+		return Item{}, false
+	}
+	return Item{Action: ActionUpdate, Kind: CRDKind, Name: scope.Name, Reason: UpdateConversionNone,
+		Message: "its conversion webhook fails while the operator is unavailable: the uninstall sets spec.conversion to None, as OLM does once the CSV is gone, and then reads and decides its instances"}, true
+}
+
+// StoredVersions are the versions of the CRD, other than the one its
+// instances are listed at, that objects may still be stored at and that
+// are served: reading at a version an object is stored at needs no
+// conversion, so a plan can read the instances there while the conversion
+// webhook fails (unless some object is stored at another version).
+func StoredVersions(scope CRDScope) []string {
+	if scope.CRD == nil {
+		return nil
+	}
+	served := map[string]bool{}
+	for _, v := range scope.CRD.Spec.Versions {
+		served[v.Name] = v.Served
+	}
+	var out []string
+	for _, v := range scope.CRD.Status.StoredVersions {
+		if v != scope.GVR.Version && served[v] {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -4,6 +4,8 @@ package plan
 const (
 	ActionDelete = "Delete"
 	ActionKeep   = "Keep"
+	// ActionUpdate: the uninstall changes the object (a CRD's conversion) and keeps it.
+	ActionUpdate = "Update"
 )
 
 // Reasons of the Delete items, beside the Keep* reasons of api/v1alpha1.
@@ -20,6 +22,8 @@ const (
 	DeleteInstalledAlongside = "InstalledAlongside"
 	// DeleteGarbageCollected: a CRD a ClusterExtension owns, with no instance left, that the garbage collector deletes once the extension is gone.
 	DeleteGarbageCollected = "GarbageCollected"
+	// UpdateConversionNone: an owned CRD whose conversion webhook fails while the operator is unavailable; its spec.conversion is set to None before its instances are read.
+	UpdateConversionNone = "ConversionToNone"
 )
 
 // Item is one object and what an uninstall does with it, and why: what
@@ -30,4 +34,6 @@ type Item struct {
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
 	Reason    string `json:"reason"`
+	// Message says more, for a person, where the reason alone does not.
+	Message string `json:"message,omitempty"`
 }

@@ -3,8 +3,12 @@ package envtest_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -21,6 +25,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
@@ -328,11 +333,38 @@ func addOwned(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion,
 // bound for the spec; returned as csv-cleaner plan --service-account takes
 // it. The plan checks that identity's rights: the suite runs csv-cleaner
 // as an administrator, whose ServiceAccount the plan would find bare.
-func planIdentity(ctx context.Context, id, group string) types.NamespacedName {
+func planIdentity(ctx context.Context, id string, groups ...string) types.NamespacedName {
 	GinkgoHelper()
 	sa := types.NamespacedName{Namespace: "plan-" + id, Name: "csv-cleaner"}
 	bindRole(ctx, "identity-for-"+id, &rbacv1.ClusterRole{Rules: []rbacv1.PolicyRule{{
-		APIGroups: []string{group}, Resources: []string{"*"}, Verbs: []string{"list", "delete", "patch"},
+		APIGroups: groups, Resources: []string{"*"}, Verbs: []string{"list", "delete", "patch"},
 	}}}, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name})
 	return sa
+}
+
+var (
+	planBinOnce sync.Once
+	planBin     string
+	planBinErr  error
+)
+
+// planBinary builds bin/csv-cleaner once for the suite, for the specs that
+// run `csv-cleaner plan` as a user does.
+func planBinary() string {
+	GinkgoHelper()
+	planBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "csv-cleaner-bin-")
+		if err != nil {
+			planBinErr = err
+			return
+		}
+		planBin = filepath.Join(dir, "csv-cleaner")
+		build := exec.Command("go", "build", "-o", planBin, "./cmd/csv-cleaner")
+		build.Dir = controlplane.RepoRoot()
+		if out, err := build.CombinedOutput(); err != nil {
+			planBinErr = fmt.Errorf("building csv-cleaner: %w: %s", err, out)
+		}
+	})
+	Expect(planBinErr).NotTo(HaveOccurred())
+	return planBin
 }

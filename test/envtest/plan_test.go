@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os/exec"
-	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -17,7 +16,6 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
-	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 )
 
 var _ = Describe("csv-cleaner plan", func() {
@@ -34,11 +32,7 @@ var _ = Describe("csv-cleaner plan", func() {
 		stopManager()
 		before := resourceVersions(ctx, s)
 
-		bin := filepath.Join(GinkgoT().TempDir(), "csv-cleaner")
-		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/csv-cleaner")
-		build.Dir = controlplane.RepoRoot()
-		out, err := build.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), string(out))
+		bin := planBinary()
 		sa := planIdentity(ctx, s.id, s.crd(0).Group)
 		run := func(args ...string) string {
 			GinkgoHelper()

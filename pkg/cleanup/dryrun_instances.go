@@ -1,0 +1,216 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+)
+
+// Instances is what a plan's AddInstances decides: the instances of the
+// scopes' CRDs, as the run lists and decides them.
+type Instances struct {
+	// Subject is the CSV or the ClusterExtension; its record holds the deletion's revision.
+	Subject client.Object
+	Scopes  []plan.CRDScope
+	Decide  plan.OperandInput
+	// Settings are the policy's, for the conversion step (plan.ConversionFate).
+	Settings plan.Settings
+	// OperatorUnavailable says why the operator is unavailable, nil while it
+	// runs; read only when a kind's conversion webhook fails.
+	OperatorUnavailable func(context.Context) (*plan.Problem, error)
+}
+
+// Unread is a kind whose instances the plan could not read: why, and what
+// the run does about it.
+type Unread struct {
+	Kind string `json:"kind"`
+	// Reason is the refusal's (ConversionFailed, Forbidden, AdmissionRefused), or ReadFailed.
+	Reason string `json:"reason"`
+	// Message says what the run does with the kind, then the API server's message.
+	Message string `json:"message"`
+}
+
+// ReadFailed is the reason of an Unread kind whose listing failed without a refusal.
+const ReadFailed = "ReadFailed"
+
+// AddInstances adds to the plan the items of the scopes' instances, a page
+// at a time as the run lists and decides them (Gatherer.PlanInstances, the
+// deletion's second looked up at the revision the subject's record holds):
+// the plan holds its items, never a second copy of every instance. A kind
+// it cannot read never empties the plan: it is a row of Unread with the
+// reason and the API server's message, the run's conversion step is an
+// item, and the verdict says what the run meets there (unreadable). It
+// returns the kinds of which it keeps some instance (a kind it could not
+// read counts as keeping some).
+func (d *DryRun) AddInstances(ctx context.Context, g Gatherer, in Instances) (map[string]bool, error) {
+	revision, err := g.RecordedRevision(ctx, in.Subject)
+	if err != nil {
+		return nil, err
+	}
+	if in.Decide.Orphan == "" && d.Verdict == VerdictUninstall {
+		d.foresight = &foresight{scopes: append([]plan.CRDScope(nil), in.Scopes...), onTimeout: in.Decide.Timeout.OnTimeout, converting: map[string]bool{}}
+	}
+	r := kindReader{g: g, in: in, second: g.DeletionSecond(in.Subject, revision)}
+	keptKinds := map[string]bool{}
+	for i := range in.Scopes {
+		s := &in.Scopes[i]
+		if s.CRD == nil {
+			continue
+		}
+		items, kept, err := r.read(ctx, s)
+		if err == nil {
+			d.Items = append(d.Items, items...)
+			keptKinds[s.Kind] = kept
+			continue
+		}
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
+		if err := d.unreadable(ctx, &r, i, err); err != nil {
+			return nil, err
+		}
+		keptKinds[s.Kind] = true // what is left of it is not known: the CRD stays as far as the plan can tell
+	}
+	d.settle()
+	return keptKinds, nil
+}
+
+// kindReader reads one plan's kinds.
+type kindReader struct {
+	g      Gatherer
+	in     Instances
+	second *DeletionSecond
+	// unavailable is the operator's unavailability, read once when first needed.
+	unavailable     *plan.Problem
+	unavailableRead bool
+}
+
+// read plans the instances of one kind at the scope's version; the items
+// are returned only when every page was read.
+func (r *kindReader) read(ctx context.Context, s *plan.CRDScope) (items []plan.Item, kept bool, _ error) {
+	err := r.g.PlanInstances(ctx, r.second, s, r.in.Decide, func(decided plan.OperandPlan) error {
+		items = append(items, decided.Items...)
+		kept = kept || len(decided.KeptRefs) > 0
+		return nil
+	})
+	return items, kept, err
+}
+
+// operatorUnavailable reads once whether the operator is unavailable.
+func (r *kindReader) operatorUnavailable(ctx context.Context) (*plan.Problem, error) {
+	if !r.unavailableRead && r.in.OperatorUnavailable != nil {
+		p, err := r.in.OperatorUnavailable(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.unavailable, r.unavailableRead = p, true
+	}
+	return r.unavailable, nil
+}
+
+// unreadable plans a kind whose listing failed with err as the run meets
+// it. A conversion webhook that fails is turned off first when
+// plan.ConversionFate says so (an Update item), else the kind blocks the
+// run; either way the instances are read, where they can be, at a version
+// they are stored at, which needs no conversion. A refusal of another kind
+// blocks the run as it would (unless onTimeout: Orphan keeps the kind
+// uncounted once operandTimeout has passed); the plan's caller being
+// forbidden to list, or a failure that retries mend, only leaves the kind
+// unread: the run's own rights are Foresee's to check.
+func (d *DryRun) unreadable(ctx context.Context, r *kindReader, i int, listErr error) error {
+	s := &r.in.Scopes[i]
+	refusal, refused := ClassifyRefusal(listErr)
+	unread := Unread{Kind: s.Kind, Reason: ReadFailed, Message: "the plan could not list them: " + listErr.Error()}
+	if refused {
+		unread.Reason = refusal.Reason
+	}
+	blocks := refused && refusal.Reason != cleanupv1alpha1.BlockedForbidden && r.in.Decide.Orphan == "" &&
+		!(r.in.Decide.Timeout.Passed && r.in.Settings.OnTimeout == cleanupv1alpha1.TimeoutOrphan)
+	switch {
+	case refused && refusal.Reason == cleanupv1alpha1.BlockedForbidden:
+		unread.Message = "the plan's caller may not list them (csv-cleaner's own rights are checked apart): " + listErr.Error()
+	case r.in.Decide.Orphan != "":
+		unread.Message = fmt.Sprintf("every instance is kept (%s); the plan could not list them: %v", r.in.Decide.Orphan, listErr)
+	case blocks && refusal.Reason == cleanupv1alpha1.BlockedConversionFailed:
+		gone, err := r.operatorUnavailable(ctx)
+		if err != nil {
+			return err
+		}
+		if it, ok := plan.ConversionFate(*s, r.in.Settings, gone != nil); ok {
+			d.Items = append(d.Items, it)
+			if d.foresight != nil {
+				d.foresight.converting[s.Name] = true
+			}
+			blocks = false
+			unread.Message = "they cannot be read before the uninstall has set the CRD's conversion to None, and are decided then: " + listErr.Error()
+		}
+	}
+	if blocks {
+		meta := refusedObject{refusal: refusal}
+		p := refusalProblem([]refusedOperand{{kind: s.Kind, refusedObject: meta}})
+		d.problems = append(d.problems, *p)
+		unread.Message = p.Message
+	}
+	if !refused || refusal.Reason != cleanupv1alpha1.BlockedConversionFailed {
+		d.Unread = append(d.Unread, unread)
+		return nil
+	}
+	// Read at a version the objects are stored at: no conversion is needed
+	// there, and the metadata the decisions read is the same at every version.
+	for _, v := range plan.StoredVersions(*s) {
+		at := *s
+		at.GVR.Version = v
+		items, _, err := r.read(ctx, &at)
+		if err != nil {
+			continue
+		}
+		d.Items = append(d.Items, items...)
+		if d.foresight != nil {
+			d.foresight.scopes[i].GVR.Version = v // the dry-run DELETE is sent where the objects can be read
+		}
+		if !blocks {
+			return nil // the run turns the conversion off and decides them as listed
+		}
+		d.Notes = append(d.Notes, fmt.Sprintf("the instances of %s were read at version %s, where they are stored; the uninstall deletes them as listed once it can read them", s.Kind, v))
+		return nil
+	}
+	d.Unread = append(d.Unread, unread)
+	return nil
+}
+
+// settle makes the verdict say what the plan found that the run meets: a
+// kind the run would be refused blocks it; a kind the plan could not read
+// leaves it Incomplete. Called again by Foresee with what it foresaw.
+func (d *DryRun) settle() {
+	if d.verdictMessage == "" {
+		d.verdictMessage = d.Message
+	}
+	if d.Verdict != VerdictUninstall && d.Verdict != VerdictIncomplete && d.Verdict != VerdictBlocked {
+		return
+	}
+	switch {
+	case len(d.problems) > 0:
+		joined := plan.JoinProblems(d.problems)
+		then := "the other items would be deleted and the uninstall would stay Blocked on these"
+		if d.accessDenied {
+			then = "nothing would be deleted until then; the items are what the uninstall would do once it may"
+		}
+		d.Verdict, d.Reason, d.Message = VerdictBlocked, joined.Reason, joined.Message+"; "+then
+	case len(d.Unread) > 0:
+		d.Verdict, d.Reason = VerdictIncomplete, ""
+		d.Message = fmt.Sprintf("%s; the plan could not read %s (listed as unread): what the uninstall does with their instances is not shown", d.verdictMessage, kinds(len(d.Unread)))
+	}
+}
+
+// kinds is "1 kind" or "n kinds".
+func kinds(n int) string {
+	if n == 1 {
+		return "1 kind"
+	}
+	return fmt.Sprintf("%d kinds", n)
+}

@@ -1,0 +1,127 @@
+package envtest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
+)
+
+// The state of an operator upgraded across a storage version and then
+// removed (opentelemetry-operator after the 0.9x bundles, loki): the
+// instances are stored at an older version than the API server serves them
+// at, behind a conversion webhook nobody serves any more.
+var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lists", func() {
+	// planAsRun plans the CSV as `csv-cleaner plan` does, the rights checked
+	// for an identity that holds them.
+	planAsRun := func(ctx context.Context, s *scenario) *cleanup.DryRun {
+		GinkgoHelper()
+		s.afterOperands() // a deletion planned for now is in a later second than the operands
+		dry, err := cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cleanup.Foresee(ctx, k8s, dry, planIdentity(ctx, s.id, s.crd(0).Group))).To(Succeed())
+		return dry
+	}
+
+	It("plans the conversion step the run takes, then the instances read where they are stored, and the run does that", func(ctx SpecContext) {
+		s := newScenario("pconv")
+		s.createPolicy(ctx)
+		s.create(ctx)
+		s.operatorGone(ctx)
+		s.movedStorage(ctx) // a-pconv/w1, stored at v1; v2 is served and stored, behind a dead webhook
+		s.waitFinalizer(ctx)
+		kind := s.crd(0).Kind + "." + s.crd(0).Group
+
+		dry := planAsRun(ctx, s)
+		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall), dry.Message)
+		Expect(dry.Unread).To(BeEmpty())
+		Expect(dry.Refusals).To(BeEmpty(), "the dry-run DELETE is sent where the instance can be read")
+		Expect(dry.Items).To(ContainElements(
+			And(HaveField("Action", plan.ActionUpdate), HaveField("Kind", plan.CRDKind), HaveField("Name", s.crd(0).Name()),
+				HaveField("Reason", plan.UpdateConversionNone), HaveField("Message", ContainSubstring("sets spec.conversion to None"))),
+			cleanup.DryRunItem{Action: plan.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: plan.DeleteOwnedOperand},
+		))
+
+		By("uninstalling: the conversion goes to None and the instance the plan named is deleted")
+		s.uninstall(ctx)
+		Expect(s.phase(ctx)).To(Equal("Completed/"))
+		Expect(s.eventReasons(ctx)).To(ContainElement("ConversionDisabled"))
+		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
+	})
+
+	It("says the block that conversionWebhooks: Keep meets, with the run's message, and the instances it deletes once it can read them", func(ctx SpecContext) {
+		s := newScenario("pconv-keep")
+		s.createPolicy(ctx, func(p *cleanupv1alpha1.CleanupPolicySpec) { p.ConversionWebhooks = cleanupv1alpha1.ConversionKeep })
+		s.create(ctx)
+		s.operatorGone(ctx)
+		s.movedStorage(ctx)
+		s.waitFinalizer(ctx)
+		kind := s.crd(0).Kind + "." + s.crd(0).Group
+
+		dry := planAsRun(ctx, s)
+		Expect(dry.Verdict).To(Equal(cleanup.VerdictBlocked))
+		Expect(dry.Reason).To(Equal(cleanupv1alpha1.BlockedConversionFailed))
+		Expect(dry.Items).To(ContainElement(cleanup.DryRunItem{Action: plan.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: plan.DeleteOwnedOperand}))
+		Expect(dry.Items).NotTo(ContainElement(HaveField("Action", plan.ActionUpdate)))
+		Expect(dry.Notes).To(ContainElement(ContainSubstring("read at version v1, where they are stored")))
+
+		By("deleting the CSV: the run is blocked with the message the plan gave")
+		s.deleteCSV(ctx)
+		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedConversionFailed)
+		Expect(dry.Message).To(HavePrefix(s.record(ctx).Status.Message))
+	})
+
+	It("lists a kind it cannot read at any version as unread, with the API server's message, and plans every other kind", func(ctx SpecContext) {
+		s := newScenario("pconv-mixed")
+		s.install.CRDs = append(s.install.CRDs, fixtures.CRD{Group: "other.pconv-mixed.example.com", Kind: "Gadget", Plural: "gadgets"})
+		s.createPolicy(ctx)
+		s.create(ctx)
+		s.operatorGone(ctx)
+		s.movedStorage(ctx)
+		// An instance written since the upgrade is stored at v2: no version reads both.
+		w2 := fixtures.Operand(s.crd(0), s.ns("b"), "w2")
+		w2.SetAPIVersion(s.crd(0).Group + "/v2")
+		Expect(k8s.Create(ctx, w2)).To(Succeed())
+		s.operand(ctx, 1, s.ns("a"), "g1")
+		s.waitFinalizer(ctx)
+		s.afterOperands()
+
+		By("running csv-cleaner plan: it exits 0 and prints the unread kind beside the rest")
+		sa := planIdentity(ctx, s.id, s.crd(0).Group, s.crd(1).Group).String()
+		var stdout, stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, planBinary(), "plan", "--kubeconfig", cp.Kubeconfig, "-n", s.install.Namespace, s.install.CSVName, "--service-account", sa)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		Expect(cmd.Run()).To(Succeed(), stderr.String())
+		GinkgoWriter.Println(stdout.String())
+		Expect(stdout.String()).To(MatchRegexp(`Verdict:\s+Incomplete: .*could not read 1 kind `))
+		Expect(stdout.String()).To(MatchRegexp(`(?m)^UNREAD\s+REASON\s+WHY$`))
+		Expect(stdout.String()).To(MatchRegexp(`(?m)^Widget\.pconv-mixed\.example\.com\s+ConversionFailed\s+they cannot be read before the uninstall has set the CRD's conversion to None.*conversion webhook for`))
+		Expect(stdout.String()).To(MatchRegexp(`(?m)^Update\s+CustomResourceDefinition\.apiextensions\.k8s\.io\s+-\s+widgets\.pconv-mixed\.example\.com\s+ConversionToNone$`))
+		Expect(stdout.String()).To(MatchRegexp(`(?m)^Delete\s+Gadget\.other\.pconv-mixed\.example\.com\s+a-pconv-mixed\s+g1\s+OwnedOperand$`))
+
+		var dry cleanup.DryRun
+		cmd = exec.CommandContext(ctx, planBinary(), "plan", "--kubeconfig", cp.Kubeconfig, "-n", s.install.Namespace, s.install.CSVName, "-o", "json", "--service-account", sa)
+		out, err := cmd.Output()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(json.Unmarshal(out, &dry)).To(Succeed())
+		Expect(dry.Verdict).To(Equal(cleanup.VerdictIncomplete))
+		Expect(dry.Unread).To(ConsistOf(And(HaveField("Kind", s.crd(0).Kind+"."+s.crd(0).Group), HaveField("Reason", cleanupv1alpha1.BlockedConversionFailed))))
+
+		By("uninstalling: the run turns the conversion off and then deletes what it could not read before")
+		s.uninstall(ctx)
+		Expect(s.phase(ctx)).To(Equal("Completed/"))
+		Expect(s.remaining(ctx)).To(ConsistOf("CRD "+s.crd(0).Name(), "CRD "+s.crd(1).Name()))
+		u := fixtures.Operand(s.crd(0), s.ns("b"), "w2")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(u), u)).To(MatchError(ContainSubstring("not found")))
+	})
+})
