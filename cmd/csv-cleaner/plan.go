@@ -23,9 +23,10 @@ const planUsage = `Usage: csv-cleaner plan --namespace NAMESPACE [-o table|json]
 
 Prints what an uninstall of the CSV, or of the OLM v1 ClusterExtension,
 would delete and keep right now, and why, and what the API server would
-refuse it: a right csv-cleaner's ServiceAccount lacks (a
-SubjectAccessReview) and a delete a webhook or an admission policy refuses
-(a server-side dry-run DELETE of one object of each kind). It writes
+refuse it: a right csv-cleaner lacks (a SubjectAccessReview for the
+identity csv-cleaner runs as, found from the binding it makes for itself at
+start, or --service-account) and a delete a webhook or an admission policy
+refuses (a server-side dry-run DELETE of one object of each kind). It writes
 nothing.
 
 `
@@ -41,15 +42,19 @@ func planCommand(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&output, "o", "table", "Output format: table or json.")
 	fs.StringVar(&output, "output", "table", "Output format: table or json.")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig; defaults to $KUBECONFIG, the in-cluster config, then ~/.kube/config.")
-	fs.StringVar(&serviceAccount, "service-account", cleanup.DefaultServiceAccount.String(), "csv-cleaner's ServiceAccount, NAMESPACE/NAME, whose rights the plan checks.")
+	fs.StringVar(&serviceAccount, "service-account", "", "NAMESPACE/NAME: check the rights of this ServiceAccount rather than of the identity csv-cleaner runs as (found from the operand binding it makes for itself at start).")
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
 	}
-	sa, ok := parseServiceAccount(serviceAccount)
-	if !ok {
-		_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: --service-account %q is not NAMESPACE/NAME\n", serviceAccount)
-		return 2
+	var sa *types.NamespacedName
+	if serviceAccount != "" {
+		parsed, ok := parseServiceAccount(serviceAccount)
+		if !ok {
+			_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: --service-account %q is not NAMESPACE/NAME\n", serviceAccount)
+			return 2
+		}
+		sa = &parsed
 	}
 	if len(positional) == 2 && isExtensionKind(positional[0]) {
 		if output != "table" && output != "json" {
@@ -93,7 +98,7 @@ func parseServiceAccount(s string) (types.NamespacedName, bool) {
 }
 
 // printPlan reads the cluster of kubeconfig and prints the plan of the CSV key.
-func printPlan(kubeconfig string, key types.NamespacedName, output string, sa types.NamespacedName, stdout io.Writer) error {
+func printPlan(kubeconfig string, key types.NamespacedName, output string, sa *types.NamespacedName, stdout io.Writer) error {
 	return readAndPrint(kubeconfig, output, sa, stdout, func(ctx context.Context, c client.Reader) (*cleanup.DryRun, error) {
 		return cleanup.PlanUninstall(ctx, c, key, time.Now())
 	})
@@ -109,16 +114,16 @@ func isExtensionKind(arg string) bool {
 }
 
 // printExtensionPlan reads the cluster of kubeconfig and prints the plan of the ClusterExtension name.
-func printExtensionPlan(kubeconfig, name, output string, sa types.NamespacedName, stdout io.Writer) error {
+func printExtensionPlan(kubeconfig, name, output string, sa *types.NamespacedName, stdout io.Writer) error {
 	return readAndPrint(kubeconfig, output, sa, stdout, func(ctx context.Context, c client.Reader) (*cleanup.DryRun, error) {
 		return extension.Plan(ctx, c, name, time.Now())
 	})
 }
 
 // readAndPrint plans with a reader of the cluster of kubeconfig, foresees
-// what the API server would refuse csv-cleaner's ServiceAccount sa, within
-// two minutes, and prints the plan.
-func readAndPrint(kubeconfig, output string, sa types.NamespacedName, stdout io.Writer, planIt func(context.Context, client.Reader) (*cleanup.DryRun, error)) error {
+// what the API server would refuse csv-cleaner (the identity it runs as,
+// or the ServiceAccount sa), within two minutes, and prints the plan.
+func readAndPrint(kubeconfig, output string, sa *types.NamespacedName, stdout io.Writer, planIt func(context.Context, client.Reader) (*cleanup.DryRun, error)) error {
 	cfg, err := loadConfig(kubeconfig, "csv-cleaner-plan/"+version)
 	if err != nil {
 		return err

@@ -47,11 +47,11 @@ func (b operandBinding) Start(ctx context.Context) error {
 }
 
 func (b operandBinding) once(ctx context.Context) error {
-	subject, err := rbac.Whoami(ctx, b.reviews)
+	subject, groups, err := rbac.Whoami(ctx, b.reviews)
 	if err != nil {
 		return err
 	}
-	name, created, err := b.binder.Ensure(ctx, subject)
+	name, created, err := b.binder.Ensure(ctx, subject, groups)
 	if err != nil {
 		return err
 	}

@@ -4,23 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
-
-// DefaultServiceAccount is csv-cleaner's ServiceAccount as its manifests
-// and bundle install it: whose rights a plan checks.
-var DefaultServiceAccount = types.NamespacedName{Namespace: "csv-cleaner", Name: "csv-cleaner"}
 
 // Foreseen is a refusal the run would meet on one owned kind, with the
 // reason and message its record would give.
@@ -44,28 +39,32 @@ type foresight struct {
 
 // Foresee asks the API server, writing nothing, what the run would be
 // refused on the kinds whose instances the plan deletes, and marks the
-// plan: a right csv-cleaner's ServiceAccount sa lacks (a
-// SubjectAccessReview for it, with the verbs the run checks of itself
-// before it deletes anything), and a delete that a webhook or an admission
-// policy refuses (a server-side dry-run DELETE of one planned object of
-// each kind, sent as the caller). A refusal foreseen makes the verdict
-// Blocked with the reason and message the run's record would give. What it
-// could not ask (the caller may not) goes into the plan's notes.
-func Foresee(ctx context.Context, c client.Client, d *DryRun, sa types.NamespacedName) error {
+// plan: a right csv-cleaner lacks (a SubjectAccessReview, with the verbs
+// the run checks of itself before it deletes anything), and a delete that
+// a webhook or an admission policy refuses (a server-side dry-run DELETE of
+// one planned object of each kind, sent as the caller). A refusal foreseen
+// makes the verdict Blocked with the reason and message the run's record
+// would give. What it could not ask (the caller may not) goes into the
+// plan's notes.
+//
+// The rights are those of the identity csv-cleaner runs as: serviceAccount
+// when it is given (--service-account), else the identities of the operand
+// bindings csv-cleaner makes for itself at every start (whatever its
+// ServiceAccount is called, or the kubeconfig user it runs as;
+// rbac.RunningIdentities), judged together by plan.JudgeDenials. An
+// identity the plan cannot find, or that does not exist, is a note: the
+// rights are then not foreseen, and the verdict does not say Blocked for
+// them.
+func Foresee(ctx context.Context, c client.Client, d *DryRun, serviceAccount *types.NamespacedName) error {
 	if d.foresight == nil {
 		return nil // nothing would be deleted: nothing to foresee
 	}
-	access, err := operandAccessOf(ctx, d.foresight.scopes, d.foresight.onTimeout, accessOf(c, sa))
+	ids, err := d.identities(ctx, c, serviceAccount)
 	if err != nil {
-		if !apierrors.IsForbidden(err) {
-			return err
-		}
-		d.Notes = append(d.Notes, fmt.Sprintf("csv-cleaner's rights were not checked: %v", err))
+		return err
 	}
-	for _, p := range access.denied {
-		d.Refusals = append(d.Refusals, Foreseen{Kind: p.Object, Reason: p.Reason, Message: p.Message})
-		d.problems = append(d.problems, p)
-		d.accessDenied = true
+	if err := d.foreseeAccess(ctx, c, ids); err != nil {
+		return err
 	}
 	for i := range d.foresight.scopes {
 		s := &d.foresight.scopes[i]
@@ -79,6 +78,63 @@ func Foresee(ctx context.Context, c client.Client, d *DryRun, sa types.Namespace
 		}
 	}
 	d.settle()
+	return nil
+}
+
+// identities are the identities whose rights the plan checks; a note says
+// why there is none.
+func (d *DryRun) identities(ctx context.Context, c client.Reader, serviceAccount *types.NamespacedName) ([]rbac.Identity, error) {
+	if serviceAccount != nil {
+		id := rbac.ServiceAccountIdentity(*serviceAccount, "--service-account")
+		exists, err := rbac.ServiceAccountExists(ctx, c, id)
+		if err != nil {
+			return nil, err
+		}
+		if !exists {
+			d.Notes = append(d.Notes, fmt.Sprintf("csv-cleaner's rights were not checked: %s (--service-account) does not exist", id))
+			return nil, nil
+		}
+		return []rbac.Identity{id}, nil
+	}
+	found, gone, err := rbac.RunningIdentities(ctx, c)
+	if apierrors.IsForbidden(err) {
+		d.Notes = append(d.Notes, fmt.Sprintf("csv-cleaner's rights were not checked: its identity could not be looked up (%v); pass --service-account NAMESPACE/NAME", err))
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range gone {
+		d.Notes = append(d.Notes, fmt.Sprintf("%s, bound by %s, does not exist any more: its rights were not checked", id, id.From))
+	}
+	if len(found) == 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("csv-cleaner's rights were not checked: no identity it runs as was found (csv-cleaner binds the identity it runs as to its operand role at every start, labelled %s=true, unless it runs with --operand-role \"\"); pass --service-account NAMESPACE/NAME", rbac.OperandBindingLabel))
+	}
+	return found, nil
+}
+
+// foreseeAccess asks, for each identity, what the run checks of itself
+// before its first delete, and judges the answers together.
+func (d *DryRun) foreseeAccess(ctx context.Context, c client.Client, ids []rbac.Identity) error {
+	judged := make([]plan.IdentityDenials, 0, len(ids))
+	for _, id := range ids {
+		access, err := operandAccessOf(ctx, d.foresight.scopes, d.foresight.onTimeout, accessOf(c, id))
+		if apierrors.IsForbidden(err) {
+			d.Notes = append(d.Notes, fmt.Sprintf("csv-cleaner's rights were not checked: %v", err))
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		judged = append(judged, plan.IdentityDenials{Identity: id.String() + " (" + id.From + ")", Decisive: id.GroupsKnown, Denied: access.denied})
+	}
+	refusals, notes := plan.JudgeDenials(judged)
+	for _, p := range refusals {
+		d.Refusals = append(d.Refusals, Foreseen{Kind: p.Object, Reason: p.Reason, Message: p.Message})
+		d.problems = append(d.problems, p)
+		d.accessDenied = true
+	}
+	d.Notes = append(d.Notes, notes...)
 	return nil
 }
 
@@ -128,19 +184,15 @@ func (d *DryRun) dryRunDelete(ctx context.Context, c client.Client, s *plan.CRDS
 	return nil, nil
 }
 
-// accessOf asks whether sa may do a verb on a scope's resource in every
-// namespace (a SubjectAccessReview: as the run's SelfSubjectAccessReview,
-// but for csv-cleaner's ServiceAccount rather than the caller).
-func accessOf(c client.Client, sa types.NamespacedName) func(context.Context, plan.CRDScope, string) (bool, error) {
-	user := serviceaccount.MakeUsername(sa.Namespace, sa.Name)
-	groups := append(serviceaccount.MakeGroupNames(sa.Namespace), "system:authenticated")
+// accessOf asks whether the identity may do a verb on a scope's resource
+// in every namespace (a SubjectAccessReview: as the run's
+// SelfSubjectAccessReview, but for csv-cleaner's identity rather than the
+// caller).
+func accessOf(c client.Client, id rbac.Identity) func(context.Context, plan.CRDScope, string) (bool, error) {
 	return func(ctx context.Context, s plan.CRDScope, verb string) (bool, error) {
-		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: user, Groups: groups,
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: s.GVR.Group, Resource: s.GVR.Resource},
-		}}
+		review := rbac.AccessReview(id, authorizationv1.ResourceAttributes{Verb: verb, Group: s.GVR.Group, Resource: s.GVR.Resource})
 		if err := c.Create(ctx, review); err != nil {
-			return false, fmt.Errorf("asking whether %s may %s %s: %w", strings.TrimPrefix(user, "system:serviceaccount:"), verb, s.GVR.GroupResource(), err)
+			return false, fmt.Errorf("asking whether %s may %s %s: %w", id, verb, s.GVR.GroupResource(), err)
 		}
 		return review.Status.Allowed, nil
 	}

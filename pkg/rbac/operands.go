@@ -82,9 +82,10 @@ type OperandBinder struct {
 }
 
 // Ensure creates the binding of Role to subject unless it exists, owned by
-// the ClusterRole so that it goes with it. It returns the binding's name and
-// whether it created it.
-func (b OperandBinder) Ensure(ctx context.Context, subject rbacv1.Subject) (string, bool, error) {
+// the ClusterRole so that it goes with it, with the identity's groups in
+// GroupsAnnotation (what `csv-cleaner plan` asks about it). It returns the
+// binding's name and whether it created it.
+func (b OperandBinder) Ensure(ctx context.Context, subject rbacv1.Subject, groups []string) (string, bool, error) {
 	role := &rbacv1.ClusterRole{}
 	if err := b.Live.Get(ctx, client.ObjectKey{Name: b.Role}, role); err != nil {
 		return "", false, fmt.Errorf("reading ClusterRole %s: %w", b.Role, err)
@@ -92,8 +93,9 @@ func (b OperandBinder) Ensure(ctx context.Context, subject rbacv1.Subject) (stri
 	name := OperandBindingName(b.Role, subject, b.Self)
 	want := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:   name,
-			Labels: map[string]string{OperandBindingLabel: "true", "app.kubernetes.io/managed-by": "csv-cleaner"},
+			Name:        name,
+			Labels:      map[string]string{OperandBindingLabel: "true", "app.kubernetes.io/managed-by": "csv-cleaner"},
+			Annotations: map[string]string{GroupsAnnotation: strings.Join(groups, ",")},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole", Name: role.Name, UID: role.UID,
 			}},
@@ -143,13 +145,15 @@ func OperandBindingName(role string, subject rbacv1.Subject, self types.Namespac
 
 // Whoami asks the API server who csv-cleaner is (a SelfSubjectReview, which
 // every authenticated identity may create) and returns that identity as the
-// subject of a binding: a ServiceAccount in a cluster, a user elsewhere.
-func Whoami(ctx context.Context, c client.Writer) (rbacv1.Subject, error) {
+// subject of a binding (a ServiceAccount in a cluster, a user elsewhere),
+// with its groups.
+func Whoami(ctx context.Context, c client.Writer) (rbacv1.Subject, []string, error) {
 	review := &authenticationv1.SelfSubjectReview{}
 	if err := c.Create(ctx, review); err != nil {
-		return rbacv1.Subject{}, fmt.Errorf("asking the API server who csv-cleaner is (SelfSubjectReview): %w", err)
+		return rbacv1.Subject{}, nil, fmt.Errorf("asking the API server who csv-cleaner is (SelfSubjectReview): %w", err)
 	}
-	return SubjectOf(review.Status.UserInfo.Username)
+	subject, err := SubjectOf(review.Status.UserInfo.Username)
+	return subject, review.Status.UserInfo.Groups, err
 }
 
 // SubjectOf turns a username into the subject of a binding.

@@ -35,10 +35,17 @@ import (
 // configuration that authenticates with a token of it.
 func deployedServiceAccount(ctx context.Context) *rest.Config {
 	GinkgoHelper()
-	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, fixtures.Namespace("csv-cleaner")))).To(Succeed())
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "csv-cleaner", Name: "csv-cleaner"}}
+	return shippedServiceAccount(ctx, "csv-cleaner", "csv-cleaner", "deployed-csv-cleaner")
+}
+
+// shippedServiceAccount is deployedServiceAccount for a ServiceAccount of
+// another name, bound to the shipped ClusterRole by a binding named binding.
+func shippedServiceAccount(ctx context.Context, namespace, name, binding string) *rest.Config {
+	GinkgoHelper()
+	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, fixtures.Namespace(namespace)))).To(Succeed())
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
 	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, sa))).To(Succeed())
-	bindRole(ctx, "deployed-csv-cleaner", shippedRole(), rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name})
+	bindRole(ctx, binding, shippedRole(), rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name})
 	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}
 	Expect(k8s.SubResource("token").Create(ctx, sa, tr)).To(Succeed())
 	cfg := rest.AnonymousClientConfig(cp.Config)

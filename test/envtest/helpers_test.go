@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -336,6 +337,8 @@ func addOwned(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion,
 func planIdentity(ctx context.Context, id string, groups ...string) types.NamespacedName {
 	GinkgoHelper()
 	sa := types.NamespacedName{Namespace: "plan-" + id, Name: "csv-cleaner"}
+	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, fixtures.Namespace(sa.Namespace)))).To(Succeed())
+	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: sa.Namespace, Name: sa.Name}}))).To(Succeed())
 	bindRole(ctx, "identity-for-"+id, &rbacv1.ClusterRole{Rules: []rbacv1.PolicyRule{{
 		APIGroups: groups, Resources: []string{"*"}, Verbs: []string{"list", "delete", "patch"},
 	}}}, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name})

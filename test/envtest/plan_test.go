@@ -33,6 +33,7 @@ var _ = Describe("csv-cleaner plan", func() {
 		before := resourceVersions(ctx, s)
 
 		bin := planBinary()
+		s.afterOperands() // a deletion planned for now falls in a later second than the operands
 		sa := planIdentity(ctx, s.id, s.crd(0).Group)
 		run := func(args ...string) string {
 			GinkgoHelper()

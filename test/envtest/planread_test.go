@@ -29,7 +29,8 @@ var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lis
 		s.afterOperands() // a deletion planned for now is in a later second than the operands
 		dry, err := cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
-		Expect(cleanup.Foresee(ctx, k8s, dry, planIdentity(ctx, s.id, s.crd(0).Group))).To(Succeed())
+		sa := planIdentity(ctx, s.id, s.crd(0).Group)
+		Expect(cleanup.Foresee(ctx, k8s, dry, &sa)).To(Succeed())
 		return dry
 	}
 

@@ -176,13 +176,13 @@ var _ = Describe("csv-cleaner's own permissions, as shipped", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		binder := rbac.OperandBinder{Live: c, Writer: c, Role: rbac.OperandRole}
 		Eventually(func(ctx context.Context) error {
-			_, _, err := binder.Ensure(ctx, deployedSubject)
+			_, _, err := binder.Ensure(ctx, deployedSubject, nil)
 			return err
 		}).WithContext(ctx).Should(Succeed()) // the running csv-cleaner made it
 		mu.Lock()
 		creates = nil
 		mu.Unlock()
-		name, created, err := binder.Ensure(ctx, deployedSubject)
+		name, created, err := binder.Ensure(ctx, deployedSubject, nil)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(created).To(BeFalse())
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: name}, &rbacv1.ClusterRoleBinding{})).To(Succeed())
@@ -260,10 +260,10 @@ var _ = Describe("csv-cleaner's own permissions, as shipped", Ordered, func() {
 	})
 
 	It("block the uninstall, deleting nothing, on the CRD OLM did not install, naming the kind, the verbs and the label, and it resumes once the README's role is applied", func(ctx SpecContext) {
-		By("planning first: a SubjectAccessReview for csv-cleaner's ServiceAccount foresees the missing right")
+		By("planning first: a SubjectAccessReview for the ServiceAccount csv-cleaner runs as (found from its operand binding) foresees the missing right")
 		dry, err := cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
-		Expect(cleanup.Foresee(ctx, k8s, dry, cleanup.DefaultServiceAccount)).To(Succeed())
+		Expect(cleanup.Foresee(ctx, k8s, dry, nil)).To(Succeed())
 		Expect(dry.Verdict).To(Equal(cleanup.VerdictBlocked))
 		Expect(dry.Reason).To(Equal(cleanupv1alpha1.BlockedForbidden))
 		Expect(dry.Refusals).To(ConsistOf(And(HaveField("Kind", "Gadget."+gadgets.Group), HaveField("Reason", cleanupv1alpha1.BlockedForbidden))))
