@@ -34,6 +34,16 @@ const (
 	ReasonOrphanCascade = "OrphanCascade"
 )
 
+// How a deletion's revision was found, in status.deletionRevisionFrom.
+const (
+	// RevisionFromWatch: csv-cleaner's watch saw the deletion begin.
+	RevisionFromWatch = "Watch"
+	// RevisionFromSearch: found after the fact by Exact LISTs of the object at chosen revisions.
+	RevisionFromSearch = "Search"
+	// RevisionNotFound: searched for, but the revisions before the deletion were compacted.
+	RevisionNotFound = "NotFound"
+)
+
 // Condition types of a CSVCleanup.
 const (
 	ConditionDeleting = "Deleting"
@@ -122,13 +132,21 @@ type UninstallStatus struct {
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// deletionRevision is the resourceVersion of the write that started the
-	// deletion (the first version csv-cleaner's watch saw with a
-	// deletionTimestamp, whose previous version had none). An operand created
-	// in the deletion's own second is looked up as the cluster was at this
-	// revision to tell whether it existed when the uninstall began. Empty
-	// when csv-cleaner first saw the deletion already under way.
+	// deletion: the first version with a deletionTimestamp, whose previous
+	// version had none. An operand created in the deletion's own second is
+	// looked up as the cluster was at this revision to tell whether it
+	// existed when the uninstall began. Empty when it is not known.
 	// +optional
 	DeletionRevision string `json:"deletionRevision,omitempty"`
+	// deletionRevisionFrom says how deletionRevision was found: Watch
+	// (csv-cleaner's watch saw the deletion begin), Search (found after the
+	// fact, csv-cleaner having been down: Exact LISTs of the object at chosen
+	// revisions), or NotFound (searched for, but the revisions before the
+	// deletion were compacted). Empty while no operand of the deletion's
+	// second needed it.
+	// +optional
+	// +kubebuilder:validation:Enum=Watch;Search;NotFound
+	DeletionRevisionFrom string `json:"deletionRevisionFrom,omitempty"`
 	// completionTime is when the CSV (or the ClusterExtension) was released.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`

@@ -10,13 +10,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
@@ -37,10 +36,18 @@ const (
 	secondUnknown = "unknown"
 )
 
+// Values of the revision label of csv_cleaner_deletion_second_lookups_total:
+// how the deletion's revision was found.
+const (
+	revisionWatch  = "watch"
+	revisionSearch = "search"
+	revisionNone   = "none"
+)
+
 var deletionSecondLookups = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "csv_cleaner_deletion_second_lookups_total",
-	Help: "Operands created in the second their uninstall began, by what the cluster as it was at the deletion's revision said of them: existed (deleted), absent (kept, created after the deletion) or unknown (kept, CreatedInDeletionSecond: no revision, or compacted).",
-}, []string{"outcome"})
+	Help: "Operands created in the second their uninstall began, by what the cluster as it was at the deletion's revision said of them: existed (deleted), absent (kept, created after the deletion) or unknown (kept, CreatedInDeletionSecond: no revision, or compacted); and by how that revision was found: watch (the deletion was seen to begin), search (found after the fact with Exact LISTs) or none.",
+}, []string{"outcome", "revision"})
 
 func init() { metrics.Registry.MustRegister(deletionSecondLookups) }
 
@@ -54,6 +61,10 @@ type DeletionSecond struct {
 	// subject is the CSV or the ClusterExtension whose deletion it is.
 	subject  client.Object
 	revision string
+	// from is how revision was found (status.deletionRevisionFrom): as the
+	// record says, Search once this pass found it, NotFound once a search
+	// found none.
+	from string
 
 	mu sync.Mutex
 	// usable is nil until the revision was checked; then whether it is the deletion's.
@@ -64,9 +75,29 @@ type DeletionSecond struct {
 
 // DeletionSecond is the deletion second of subject (the CSV or the
 // ClusterExtension being deleted), whose deletion began at revision ("" if
-// unknown), for one pass.
-func (g Gatherer) DeletionSecond(subject client.Object, revision string) *DeletionSecond {
-	return &DeletionSecond{g: g, subject: subject, revision: revision}
+// unknown: it is searched for when an operand of the second needs it),
+// found as from says (the record's status.deletionRevisionFrom), for one pass.
+func (g Gatherer) DeletionSecond(subject client.Object, revision, from string) *DeletionSecond {
+	return &DeletionSecond{g: g, subject: subject, revision: revision, from: from}
+}
+
+// Found returns the revision and how it was found, as this pass leaves
+// them: what a record keeps once a search has run.
+func (d *DeletionSecond) Found() (revision, from string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.revision, d.from
+}
+
+// source is the revision label of the lookups metric.
+func (d *DeletionSecond) source() string {
+	switch {
+	case d.revision == "":
+		return revisionNone
+	case d.from == cleanupv1alpha1.RevisionFromSearch:
+		return revisionSearch
+	}
+	return revisionWatch // before deletionRevisionFrom, the watch was the only way
 }
 
 // PlanInstances plans a CRD's instances a page at a time, as the run
@@ -99,7 +130,7 @@ func (d *DeletionSecond) resolve(ctx context.Context, s *plan.CRDScope, deletion
 	log := logr.FromContextOrDiscard(ctx)
 	usable, err := d.check(ctx)
 	if err != nil || !usable {
-		deletionSecondLookups.WithLabelValues(secondUnknown).Add(float64(len(inSecond)))
+		deletionSecondLookups.WithLabelValues(secondUnknown, d.source()).Add(float64(len(inSecond)))
 		return nil, err
 	}
 	out := make(map[types.UID]bool, len(inSecond))
@@ -117,7 +148,7 @@ func (d *DeletionSecond) resolve(ctx context.Context, s *plan.CRDScope, deletion
 			d.listed[key] = there // nil: compacted meanwhile
 		}
 		if there == nil {
-			deletionSecondLookups.WithLabelValues(secondUnknown).Inc()
+			deletionSecondLookups.WithLabelValues(secondUnknown, d.source()).Inc()
 			continue
 		}
 		out[obj.UID] = there[obj.UID]
@@ -125,26 +156,55 @@ func (d *DeletionSecond) resolve(ctx context.Context, s *plan.CRDScope, deletion
 		if there[obj.UID] {
 			outcome = secondExisted
 		}
-		deletionSecondLookups.WithLabelValues(outcome).Inc()
+		deletionSecondLookups.WithLabelValues(outcome, d.source()).Inc()
 		log.V(1).Info("Looked up an operand of the deletion's second at the deletion's revision", "kind", s.Kind,
 			"object", klog.KObj(obj), "revision", d.revision, "existed", there[obj.UID])
 	}
 	return out, nil
 }
 
-// check tells once whether the revision is the deletion's; d.mu is held.
+// check tells once whether the revision is the deletion's, searching for
+// it first when there is none; d.mu is held.
 func (d *DeletionSecond) check(ctx context.Context) (bool, error) {
 	if d.usable == nil {
-		ok, why, err := d.g.StartsDeletion(ctx, d.subject, d.revision)
+		ok, err := d.establish(ctx)
 		if err != nil {
 			return false, err
-		}
-		if !ok {
-			logr.FromContextOrDiscard(ctx).Info("Keeping the operands of the deletion's second: their age cannot be told", "reason", why)
 		}
 		d.usable = &ok
 	}
 	return *d.usable, nil
+}
+
+// establish finds the deletion's revision after the fact when there is
+// none (SearchDeletionRevision), or checks the one there is (StartsDeletion).
+func (d *DeletionSecond) establish(ctx context.Context) (bool, error) {
+	log := logr.FromContextOrDiscard(ctx)
+	if d.revision == "" {
+		if d.from == cleanupv1alpha1.RevisionNotFound {
+			return false, nil // searched for in an earlier pass: compaction only moves on
+		}
+		found, err := d.g.SearchDeletionRevision(ctx, d.subject)
+		if err != nil {
+			return false, err
+		}
+		if found.Revision == "" {
+			d.from = cleanupv1alpha1.RevisionNotFound
+			log.Info("Keeping the operands of the deletion's second: csv-cleaner did not see the deletion begin and cannot find its revision", "reason", found.Why, "lists", found.Lists)
+			return false, nil
+		}
+		log.Info("Found the deletion's revision after the fact", "revision", found.Revision, "lists", found.Lists)
+		d.revision, d.from = found.Revision, cleanupv1alpha1.RevisionFromSearch
+		return true, nil // the search saw the subject live just before it
+	}
+	ok, why, err := d.g.StartsDeletion(ctx, d.subject, d.revision)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		log.Info("Keeping the operands of the deletion's second: their age cannot be told", "reason", why)
+	}
+	return ok, nil
 }
 
 // StartsDeletion reports whether revision is the one at which the
@@ -161,27 +221,14 @@ func (g Gatherer) StartsDeletion(ctx context.Context, subject client.Object, rev
 	if perr != nil || rev < 2 {
 		return false, fmt.Sprintf("the deletion revision %q is not an etcd revision", revision), nil
 	}
-	gvk, err := apiutil.GVKForObject(subject, Scheme())
-	if err != nil {
-		return false, "", fmt.Errorf("the kind of %s: %w", klog.KObj(subject), err)
-	}
-	before := &metav1.PartialObjectMetadataList{}
-	before.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	err = g.Live.List(ctx, before, &client.ListOptions{
-		Namespace:     subject.GetNamespace(),
-		FieldSelector: fields.OneTermEqualSelector("metadata.name", subject.GetName()),
-		Raw:           &metav1.ListOptions{ResourceVersion: strconv.FormatUint(rev-1, 10), ResourceVersionMatch: metav1.ResourceVersionMatchExact},
-	})
-	if unanswerable(err) {
-		return false, fmt.Sprintf("the API server cannot list at revision %d any more: %v", rev-1, err), nil
-	}
-	if err != nil {
-		return false, "", fmt.Errorf("reading %s at revision %d: %w", klog.KObj(subject), rev-1, err)
-	}
-	for _, o := range before.Items {
-		if o.UID == subject.GetUID() && o.DeletionTimestamp == nil {
-			return true, "", nil
-		}
+	st, err := g.stateAt(ctx, subject, rev-1)
+	switch {
+	case err != nil:
+		return false, "", err
+	case st == atCompacted:
+		return false, fmt.Sprintf("the API server cannot list at revision %d any more", rev-1), nil
+	case st == atLive:
+		return true, "", nil
 	}
 	return false, fmt.Sprintf("revision %s is not where the deletion began (the watch missed it)", revision), nil
 }

@@ -48,14 +48,14 @@ const ReadFailed = "ReadFailed"
 // returns the kinds of which it keeps some instance (a kind it could not
 // read counts as keeping some).
 func (d *DryRun) AddInstances(ctx context.Context, g Gatherer, in Instances) (map[string]bool, error) {
-	revision, err := g.RecordedRevision(ctx, in.Subject)
+	revision, from, err := g.RecordedRevision(ctx, in.Subject)
 	if err != nil {
 		return nil, err
 	}
 	if in.Decide.Orphan == "" && d.Verdict == VerdictUninstall {
 		d.foresight = &foresight{scopes: append([]plan.CRDScope(nil), in.Scopes...), onTimeout: in.Decide.Timeout.OnTimeout, converting: map[string]bool{}}
 	}
-	r := kindReader{g: g, in: in, second: g.DeletionSecond(in.Subject, revision)}
+	r := kindReader{g: g, in: in, second: g.DeletionSecond(in.Subject, revision, from)}
 	keptKinds := map[string]bool{}
 	for i := range in.Scopes {
 		s := &in.Scopes[i]

@@ -43,9 +43,13 @@ func (r *Reconciler) deleteInstances(ctx context.Context, u *uninstall, targets 
 	if err != nil || access.problem != nil {
 		return false, errors.Join(err, plan.AsError(access.problem))
 	}
-	round := &operandRound{r: r, u: u, second: r.gather().DeletionSecond(u.subject, u.rec.st.DeletionRevision)}
+	round := &operandRound{r: r, u: u, second: r.gather().DeletionSecond(u.subject, u.rec.st.DeletionRevision, u.rec.st.DeletionRevisionFrom)}
 	decide := plan.OperandInput{Targets: targets, DeletionTime: metav1.NewTime(u.deletion), Timeout: u.timeout()}
-	if err := round.run(ctx, u.scopes, decide, access); err != nil {
+	err = round.run(ctx, u.scopes, decide, access)
+	// A revision searched for in this pass is kept, found or not: the next
+	// passes use it, or no longer search (compaction only moves on).
+	u.rec.st.DeletionRevision, u.rec.st.DeletionRevisionFrom = round.second.Found()
+	if err != nil {
 		return false, err
 	}
 	u.rec.setBlocking(round.blocking)

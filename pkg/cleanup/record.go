@@ -321,8 +321,11 @@ func ambiguousNote(st *cleanupv1alpha1.UninstallStatus) string {
 		return ""
 	}
 	why := "csv-cleaner did not see the deletion begin"
-	if st.DeletionRevision != "" {
+	switch {
+	case st.DeletionRevision != "":
 		why = "the cluster as it was at revision " + st.DeletionRevision + " could no longer be read"
+	case st.DeletionRevisionFrom == cleanupv1alpha1.RevisionNotFound:
+		why = "csv-cleaner did not see the deletion begin, and by the time it looked the revisions before the deletion were compacted, so its revision cannot be found"
 	}
 	return fmt.Sprintf("; %d operands created in the second the deletion began were kept (CreatedInDeletionSecond, named in status.kept): "+
 		"%s, so whether they existed before it cannot be told; delete those that belonged to the uninstalled operator by hand", n, why)

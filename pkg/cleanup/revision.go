@@ -85,19 +85,23 @@ func (r *Reconciler) ObserveDeletions() predicate.Funcs {
 // the API server: the status a failed pass could not write (pending), and
 // the deletion's revision when the record has none and this process saw
 // the deletion start (a record started by a csv-cleaner that was down at
-// the deletion stays without one).
+// the deletion has none until an operand of the deletion's second needs it
+// and the revision is searched for: DeletionSecond).
 func (r *Reconciler) carryOver(rec *record) {
 	r.pending.apply(rec)
 	if rec.st.DeletionRevision == "" {
-		rec.st.DeletionRevision = r.revisions.of(rec.uid)
+		if rev := r.revisions.of(rec.uid); rev != "" {
+			rec.st.DeletionRevision, rec.st.DeletionRevisionFrom = rev, cleanupv1alpha1.RevisionFromWatch
+		}
 	}
 }
 
 // RecordedRevision returns the deletion revision that subject's uninstall
 // record holds (a CSVCleanup for a CSV, an ExtensionCleanup for anything
-// else, each of the subject's UID), "" when there is none: what a plan
-// reads to decide the operands of the deletion's second as the run does.
-func (g Gatherer) RecordedRevision(ctx context.Context, subject client.Object) (string, error) {
+// else, each of the subject's UID) and how it was found, "" when there is
+// none: what a plan reads to decide the operands of the deletion's second
+// as the run does.
+func (g Gatherer) RecordedRevision(ctx context.Context, subject client.Object) (revision, from string, _ error) {
 	var (
 		obj recordObject
 		uid func() types.UID
@@ -111,12 +115,13 @@ func (g Gatherer) RecordedRevision(ctx context.Context, subject client.Object) (
 	}
 	if err := g.Live.Get(ctx, client.ObjectKeyFromObject(subject), obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			return "", nil
+			return "", "", nil
 		}
-		return "", fmt.Errorf("reading the uninstall record of %s: %w", klog.KObj(subject), err)
+		return "", "", fmt.Errorf("reading the uninstall record of %s: %w", klog.KObj(subject), err)
 	}
 	if uid() != subject.GetUID() {
-		return "", nil
+		return "", "", nil
 	}
-	return newRecord(obj).st.DeletionRevision, nil
+	st := newRecord(obj).st
+	return st.DeletionRevision, st.DeletionRevisionFrom, nil
 }

@@ -73,6 +73,8 @@ func TestBench(t *testing.T) {
 		}
 		t.Logf("LIST of %d objects in one namespace, median of %d: consistent %s, Exact at a revision %d writes old %s; kube-apiserver CPU per list %.1f / %.1f ms, etcd %.1f / %.1f ms",
 			x.Objects, x.Reps, x.Consistent, x.Writes, x.Exact, x.ConsistentCPU.APIServer*1000, x.ExactCPU.APIServer*1000, x.ConsistentCPU.Etcd*1000, x.ExactCPU.Etcd*1000)
+		t.Logf("Search of a deletion's revision after the fact, cluster at revision %s: %d Exact LISTs, %s (median of %d); kube-apiserver CPU %.1f ms, etcd %.1f ms",
+			x.Search.ClusterRevision, x.Search.Lists, x.Search.Took, x.Reps, x.Search.CPU.APIServer*1000, x.Search.CPU.Etcd*1000)
 		report.Exact = &x
 	}
 	if scale.Extension > 0 && only("extension") {

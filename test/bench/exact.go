@@ -6,9 +6,11 @@ import (
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
@@ -27,6 +29,21 @@ type ExactList struct {
 	// ConsistentCPU and ExactCPU are the CPU seconds kube-apiserver and etcd
 	// spent per list of each kind (Cleaner is not measured).
 	ConsistentCPU, ExactCPU CPU
+	// Search is the search of a CSV's deletion revision after the fact (issue 32).
+	Search RevisionSearchCost
+}
+
+// RevisionSearchCost is what finding a deletion's revision after the fact
+// costs csv-cleaner (Gatherer.SearchDeletionRevision): a CSV deleted, then
+// Writes more writes, then the search.
+type RevisionSearchCost struct {
+	// ClusterRevision is etcd's revision when the search ran: the range it searched.
+	ClusterRevision string
+	// Lists is how many Exact LISTs it sent, Took how long it took (median of Reps).
+	Lists int
+	Took  time.Duration
+	// CPU is kube-apiserver's and etcd's CPU per search.
+	CPU CPU
 }
 
 // MeasureExactList creates n objects of one kind in one namespace, takes
@@ -69,6 +86,20 @@ func (e *Env) MeasureExactList(ctx context.Context, n int) (ExactList, error) {
 		return res, err
 	}
 	revision := probe.ResourceVersion
+	// A CSV whose deletion a finalizer holds, deleted at the revision the
+	// search must find, before the later writes.
+	subject := fixtures.Install{Namespace: id, CSVName: id + "-searched.v1.0.0", Targets: targets}.CSV()
+	subject.Finalizers = []string{"bench.csv-cleaner.io/hold"}
+	if err := e.Client.Create(ctx, subject); err != nil {
+		return res, fmt.Errorf("creating CSV %s: %w", subject.Name, err)
+	}
+	if err := e.Client.Delete(ctx, subject); err != nil {
+		return res, fmt.Errorf("deleting CSV %s: %w", subject.Name, err)
+	}
+	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(subject), subject); err != nil {
+		return res, err
+	}
+	deletedAt := subject.ResourceVersion
 	// Writes after the revision: the same kind, in another namespace.
 	later, err := e.namespaces(ctx, "bench-exact-later", 1)
 	if err != nil {
@@ -111,5 +142,47 @@ func (e *Env) MeasureExactList(ctx context.Context, n int) (ExactList, error) {
 	res.Exact, res.ExactCPU, err = timeIt(func() *metav1.ListOptions {
 		return &metav1.ListOptions{ResourceVersion: revision, ResourceVersionMatch: metav1.ResourceVersionMatchExact}
 	})
+	if err != nil {
+		return res, err
+	}
+	res.Search, err = e.measureSearch(ctx, meter, subject, deletedAt, reps)
 	return res, err
+}
+
+// measureSearch times csv-cleaner's search of subject's deletion revision
+// reps times, and fails unless every search finds deletedAt.
+func (e *Env) measureSearch(ctx context.Context, meter cpuMeter, subject client.Object, deletedAt string, reps int) (RevisionSearchCost, error) {
+	var out RevisionSearchCost
+	head := &metav1.PartialObjectMetadataList{}
+	head.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NamespaceList"))
+	if err := e.Client.List(ctx, head, client.Limit(1)); err != nil {
+		return out, err
+	}
+	out.ClusterRevision = head.ResourceVersion
+	g := cleanup.Gatherer{Live: e.Client, Cached: e.Client}
+	var took []time.Duration
+	cpu, err := meter.during(func() error {
+		for range reps {
+			start := time.Now()
+			found, err := g.SearchDeletionRevision(ctx, subject)
+			if err != nil {
+				return err
+			}
+			took = append(took, time.Since(start))
+			if found.Revision != deletedAt {
+				return fmt.Errorf("the search found revision %q (%s), the deletion was at %s", found.Revision, found.Why, deletedAt)
+			}
+			out.Lists = found.Lists
+		}
+		return nil
+	})
+	if err != nil {
+		return out, err
+	}
+	slices.Sort(took)
+	out.Took, out.CPU = took[len(took)/2], CPU{APIServer: cpu.APIServer / float64(reps), Etcd: cpu.Etcd / float64(reps)}
+	// Let the CSV go.
+	base := subject.DeepCopyObject().(client.Object)
+	subject.SetFinalizers(nil)
+	return out, e.Client.Patch(ctx, subject, client.MergeFrom(base))
 }

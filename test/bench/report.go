@@ -85,6 +85,11 @@ func (r Report) Figures() [][2]any {
 			[2]any{"consistent_list_apiserver_cpu_ms_" + size(x.Objects), round(x.ConsistentCPU.APIServer*1000, 1)},
 			[2]any{"exact_list_etcd_cpu_ms_" + size(x.Objects), round(x.ExactCPU.Etcd*1000, 1)},
 			[2]any{"consistent_list_etcd_cpu_ms_" + size(x.Objects), round(x.ConsistentCPU.Etcd*1000, 1)},
+			[2]any{"revision_search_ms", round(float64(x.Search.Took.Microseconds())/1000, 1)},
+			[2]any{"revision_search_lists", x.Search.Lists},
+			[2]any{"revision_search_cluster_revision", x.Search.ClusterRevision},
+			[2]any{"revision_search_apiserver_cpu_ms", round(x.Search.CPU.APIServer*1000, 1)},
+			[2]any{"revision_search_etcd_cpu_ms", round(x.Search.CPU.Etcd*1000, 1)},
 		)
 	}
 	if f := r.Faults; f != nil {

@@ -7,8 +7,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	ocv1 "github.com/operator-framework/operator-controller/api/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -88,19 +91,39 @@ var _ = Describe("An operand created in the second of the CSV's deletion", func(
 		Expect(s.remaining(ctx)).To(ConsistOf("CRD "+s.crd(0).Name(), "Widget "+s.ns("a")+"/w-after"))
 	})
 
-	It("is kept as of unknown age, and the record says how to finish, when csv-cleaner did not see the deletion begin", func(ctx SpecContext) {
+	It("is told apart after csv-cleaner was stopped across the deletion, by the revision found after the fact", func(ctx SpecContext) {
+		before := lookups(revisionSourceSearch)
+		s := deleteInASecond(ctx, "restarted", true)
+		startManager()
+		s.release(ctx)
+		s.csvGone(ctx)
+		kind := s.crd(0).Kind + "." + s.crd(0).Group
+		rec := s.record(ctx)
+		Expect(rec.Status.DeletionRevisionFrom).To(Equal(cleanupv1alpha1.RevisionFromSearch))
+		Expect(rec.Status.DeletionRevision).NotTo(BeEmpty())
+		Expect(rec.Status.Kept).To(ConsistOf(cleanupv1alpha1.ObjectRef{Kind: kind, Namespace: s.ns("a"), Name: "w-after", Reason: cleanupv1alpha1.KeepCreatedAfterDeletion}))
+		Expect(count(rec, kind)).To(HaveField("Deleted", BeEquivalentTo(1)))
+		Expect(rec.Status.Message).NotTo(ContainSubstring(cleanupv1alpha1.KeepCreatedInDeletionSecond))
+		Expect(s.remaining(ctx)).To(ConsistOf("CRD "+s.crd(0).Name(), "Widget "+s.ns("a")+"/w-after"))
+		Expect(lookups(revisionSourceSearch)).To(BeNumerically(">=", before+2), "both operands of the second were looked up at the revision found")
+	})
+
+	It("is kept as of unknown age, and the record says how to finish, when the revisions before the deletion were compacted by the time csv-cleaner started", func(ctx SpecContext) {
 		s := deleteInASecond(ctx, "ambiguous", true)
+		_, err := cp.CompactEtcd(ctx)
+		Expect(err).NotTo(HaveOccurred())
 		startManager()
 		s.csvGone(ctx)
 		kind := s.crd(0).Kind + "." + s.crd(0).Group
 		rec := s.record(ctx)
 		Expect(rec.Status.DeletionRevision).To(BeEmpty())
+		Expect(rec.Status.DeletionRevisionFrom).To(Equal(cleanupv1alpha1.RevisionNotFound))
 		Expect(rec.Status.Kept).To(ConsistOf(
 			cleanupv1alpha1.ObjectRef{Kind: kind, Namespace: s.ns("a"), Name: "w-before", Reason: cleanupv1alpha1.KeepCreatedInDeletionSecond},
 			cleanupv1alpha1.ObjectRef{Kind: kind, Namespace: s.ns("a"), Name: "w-after", Reason: cleanupv1alpha1.KeepCreatedInDeletionSecond},
 		))
 		Expect(rec.Status.Message).To(ContainSubstring("2 operands created in the second the deletion began were kept (CreatedInDeletionSecond"))
-		Expect(rec.Status.Message).To(ContainSubstring("csv-cleaner did not see the deletion begin"))
+		Expect(rec.Status.Message).To(ContainSubstring("the revisions before the deletion were compacted"))
 		Expect(rec.Status.Message).To(ContainSubstring("delete those that belonged to the uninstalled operator by hand"))
 		Expect(s.remaining(ctx)).To(ConsistOf("CRD "+s.crd(0).Name(), "Widget "+s.ns("a")+"/w-before", "Widget "+s.ns("a")+"/w-after"))
 	})
@@ -118,8 +141,47 @@ var _ = Describe("An operand created in the second of the CSV's deletion", func(
 		kind := s.crd(0).Kind + "." + s.crd(0).Group
 		rec := s.record(ctx)
 		Expect(rec.Status.DeletionRevision).To(Equal(revision))
+		Expect(rec.Status.DeletionRevisionFrom).To(Equal(cleanupv1alpha1.RevisionFromWatch))
 		Expect(rec.Status.Kept).To(ConsistOf(cleanupv1alpha1.ObjectRef{Kind: kind, Namespace: s.ns("a"), Name: "w-after", Reason: cleanupv1alpha1.KeepCreatedAfterDeletion}))
 		Expect(s.remaining(ctx)).To(ConsistOf("CRD "+s.crd(0).Name(), "Widget "+s.ns("a")+"/w-after"))
+	})
+})
+
+var _ = Describe("A custom resource created in the second of a ClusterExtension's deletion", func() {
+	It("is told apart after csv-cleaner was stopped across the deletion, by the revision found after the fact", func(ctx SpecContext) {
+		for try := range 4 {
+			if running == nil {
+				startManager()
+			}
+			s := newExtScenario(fmt.Sprintf("xsec%d", try))
+			s.createPolicy(ctx)
+			s.create(ctx)
+			stopManager()
+			fixtures.WaitNextSecond(time.Now())
+			time.Sleep(300 * time.Millisecond)
+			s.resource(ctx, s.ns("a"), "before")
+			created := s.lastResource
+			time.Sleep(100 * time.Millisecond)
+			s.deleteAsOperatorController(ctx, nil)
+			time.Sleep(100 * time.Millisecond)
+			s.resource(ctx, s.ns("a"), "after")
+			ext := &ocv1.ClusterExtension{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Name: s.ext.Name}, ext)).To(Succeed())
+			if !created.Equal(ext.DeletionTimestamp.Time) || !s.lastResource.Equal(ext.DeletionTimestamp.Time) {
+				GinkgoWriter.Printf("try %d: the resources and the deletion fell in two seconds; trying again\n", try)
+				continue
+			}
+			startManager()
+			Eventually(s.phase).WithContext(ctx).Should(Equal(string(cleanupv1alpha1.PhaseCompleted)))
+			rec := s.record(ctx)
+			Expect(rec.Status.DeletionRevisionFrom).To(Equal(cleanupv1alpha1.RevisionFromSearch))
+			Expect(rec.Status.Kept).To(ContainElement(cleanupv1alpha1.ObjectRef{Kind: s.ext.CRDs[0].Kind + "." + s.ext.CRDs[0].Group,
+				Namespace: s.ns("a"), Name: "after", Reason: cleanupv1alpha1.KeepCreatedAfterDeletion}))
+			Expect(s.resources(ctx)).To(ConsistOf(s.ns("a") + "/after"))
+			DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, s.objs.CRDs[0]))).To(Succeed()) })
+			return
+		}
+		Fail("the resources and the extension's deletion never fell in one second")
 	})
 })
 
@@ -150,3 +212,25 @@ var _ = Describe("The record's list of kept objects", func() {
 		Expect(s.remaining(ctx)).To(ConsistOf("CRD "+s.crd(0).Name(), "Widget "+s.ns("a")+"/w-late", "Widget "+s.ns("c")+"/w-outside"))
 	})
 })
+
+// revisionSourceSearch is the revision label of the lookups metric for a revision found after the fact.
+const revisionSourceSearch = "search"
+
+// lookups sums csv_cleaner_deletion_second_lookups_total of this process for a revision source.
+func lookups(source string) float64 {
+	GinkgoHelper()
+	families, err := metrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "csv_cleaner_deletion_second_lookups_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if label(m, "revision") == source {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
+}

@@ -1,0 +1,134 @@
+package cleanup
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+)
+
+// What an Exact LIST of the subject at one revision shows of it.
+type revisionState int
+
+const (
+	// atCompacted: the API server can no longer answer for the revision.
+	atCompacted revisionState = iota
+	// atAbsent: no object of the subject's name and UID then (not created yet).
+	atAbsent
+	// atLive: the subject, without a deletionTimestamp.
+	atLive
+	// atDeleting: the subject, with a deletionTimestamp.
+	atDeleting
+)
+
+// RevisionSearch is what SearchDeletionRevision found.
+type RevisionSearch struct {
+	// Revision is the deletion's revision; "" when it could not be found.
+	Revision string
+	// Why says, when Revision is "", why not.
+	Why string
+	// Lists is how many Exact LISTs the search sent.
+	Lists int
+}
+
+// SearchDeletionRevision finds, after the fact, the revision at which the
+// subject's deletion began, for a csv-cleaner that was down when it began
+// (scaled to zero, crashed): the first revision at which the subject (its
+// UID) carries a deletionTimestamp. Whether it does at revision r is
+// monotone in r (below: revisions compacted, or before the subject was
+// created, or when it was live; from the deletion on it is deleting,
+// until it is gone, and it is still here), so a binary search between
+// revision 0 and the subject's own resourceVersion finds it with Exact
+// LISTs of the subject by name, about log2 of the revision of them. The
+// answer is the deletion's only when the revision just before it shows the
+// subject live; where the revisions before it were compacted
+// (kube-apiserver compacts every 5 minutes by default) it is not known,
+// and Revision is "". subject is read live; an error only for a failed request.
+func (g Gatherer) SearchDeletionRevision(ctx context.Context, subject client.Object) (RevisionSearch, error) {
+	hi, err := strconv.ParseUint(subject.GetResourceVersion(), 10, 64)
+	if err != nil || hi < 2 {
+		return RevisionSearch{Why: fmt.Sprintf("its resourceVersion %q is not an etcd revision", subject.GetResourceVersion())}, nil
+	}
+	return searchFirstDeleting(hi, func(rev uint64) (revisionState, error) { return g.stateAt(ctx, subject, rev) })
+}
+
+// searchFirstDeleting is the search of SearchDeletionRevision over the
+// states at tells, from revision hi (the subject's own) down.
+func searchFirstDeleting(hi uint64, at func(uint64) (revisionState, error)) (RevisionSearch, error) {
+	var out RevisionSearch
+	probe := func(rev uint64) (revisionState, error) {
+		out.Lists++
+		return at(rev)
+	}
+	// The subject as read carries a deletionTimestamp at its own revision,
+	// unless the deletion is only a plan's hypothesis.
+	switch st, err := probe(hi); {
+	case err != nil:
+		return out, err
+	case st == atCompacted:
+		out.Why = fmt.Sprintf("the revisions up to its own, %d, were compacted: the deletion began earlier", hi)
+		return out, nil
+	case st != atDeleting:
+		out.Why = fmt.Sprintf("it is not being deleted at its own revision %d", hi)
+		return out, nil
+	}
+	// Invariant: deleting at hi, not at lo (revision 0 holds nothing).
+	lo, loState := uint64(0), atAbsent
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		st, err := probe(mid)
+		if err != nil {
+			return out, err
+		}
+		if st == atDeleting {
+			hi = mid
+		} else {
+			lo, loState = mid, st
+		}
+	}
+	switch loState {
+	case atLive:
+		out.Revision = strconv.FormatUint(hi, 10)
+	case atCompacted:
+		out.Why = fmt.Sprintf("the revisions before %d, the first the API server still serves, were compacted: the deletion began earlier", hi)
+	default:
+		out.Why = fmt.Sprintf("it was not there at revision %d, just before it was first seen deleting", lo)
+	}
+	return out, nil
+}
+
+// stateAt lists the subject by name, metadata only, as it was at revision rev.
+func (g Gatherer) stateAt(ctx context.Context, subject client.Object, rev uint64) (revisionState, error) {
+	gvk, err := apiutil.GVKForObject(subject, Scheme())
+	if err != nil {
+		return atAbsent, fmt.Errorf("the kind of %s: %w", klog.KObj(subject), err)
+	}
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	err = g.Live.List(ctx, list, &client.ListOptions{
+		Namespace:     subject.GetNamespace(),
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", subject.GetName()),
+		Raw:           &metav1.ListOptions{ResourceVersion: strconv.FormatUint(rev, 10), ResourceVersionMatch: metav1.ResourceVersionMatchExact},
+	})
+	if unanswerable(err) {
+		return atCompacted, nil
+	}
+	if err != nil {
+		return atAbsent, fmt.Errorf("reading %s at revision %d: %w", klog.KObj(subject), rev, err)
+	}
+	for _, o := range list.Items {
+		if o.UID != subject.GetUID() {
+			continue
+		}
+		if o.DeletionTimestamp != nil {
+			return atDeleting, nil
+		}
+		return atLive, nil
+	}
+	return atAbsent, nil
+}
