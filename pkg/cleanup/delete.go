@@ -140,6 +140,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 	// be lost, or the write below fail, the record never said Completed
 	// while the CSV was held, and the next attempt (or the CSV's removal)
 	// finds it Releasing and completes it (finishRelease).
+	if err := rec.finished(); err != nil {
+		return ctrl.Result{}, errors.Join(inStep("release", err), r.save(ctx, rec))
+	}
 	rec.releasing("Everything the policy asked for is done; removing csv-cleaner's finalizer from the CSV")
 	rec.recovered()
 	if err := r.save(ctx, rec); err != nil {

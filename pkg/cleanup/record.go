@@ -193,6 +193,23 @@ func (rec *record) blocked(reason, msg string) {
 	rec.setCondition(cleanupv1alpha1.ConditionComplete, metav1.ConditionFalse, reason, "The uninstall is blocked")
 }
 
+// finished says whether the steps left nothing the record counts as
+// remaining: the record says Releasing, then Completed, only when what it
+// counts is true. An error here is a step that called itself done too soon;
+// the attempt fails, and the next pass counts afresh.
+func (rec *record) finished() error {
+	if rec.st.Remaining == 0 {
+		return nil
+	}
+	var left []string
+	for _, c := range rec.st.Counts {
+		if c.Remaining > 0 {
+			left = append(left, fmt.Sprintf("%d %s", c.Remaining, c.Kind))
+		}
+	}
+	return fmt.Errorf("the steps are done but the record counts %s remaining: not releasing", strings.Join(left, ", "))
+}
+
 // releasing: every step is done; csv-cleaner's finalizer is being removed.
 func (rec *record) releasing(msg string) {
 	rec.st.Phase, rec.st.Reason, rec.st.Message = cleanupv1alpha1.PhaseReleasing, "", msg

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -74,7 +75,11 @@ func (r *Reconciler) OpenExtensionUninstall(ctx context.Context, s Subject, now 
 		rec = newRecord(obj)
 	}
 	r.carryOver(rec)
-	rec.obj.(*cleanupv1alpha1.ExtensionCleanup).Status.Cascade = string(s.Cascade)
+	// The garbage collector takes the cascade's finalizer away once it is
+	// done with the dependents: the record keeps how the deletion began.
+	if st := &rec.obj.(*cleanupv1alpha1.ExtensionCleanup).Status; st.Cascade == "" || s.Cascade != plan.CascadeBackground {
+		st.Cascade = string(s.Cascade)
+	}
 	deletion := now
 	if t := ext.GetDeletionTimestamp(); t != nil {
 		deletion = t.Time
@@ -115,6 +120,17 @@ func (x *Uninstall) Start(ctx context.Context, policy, why, about, warnReason, w
 
 // Scopes sets the CRDs whose instances the uninstall deals with.
 func (x *Uninstall) Scopes(scopes []plan.CRDScope) { x.u.scopes = scopes }
+
+// KindsGone counts, of the kinds the record counts instances of, those
+// whose CRD no longer exists (crdKinds are the kinds of every CRD there
+// is): none of their instances is left, whatever an earlier pass saw.
+func (x *Uninstall) KindsGone(crdKinds map[string]bool) {
+	for _, c := range slices.Clone(x.u.rec.st.Counts) {
+		if c.Kind != plan.CRDKind && !crdKinds[c.Kind] {
+			x.u.rec.count(c.Kind, 0, 0, map[string]int{cleanupv1alpha1.NoteCRDNotFound: 0})
+		}
+	}
+}
 
 // DeleteInstances deletes the instances of the scopes' CRDs in targets as
 // plan.PlanOperands decides, exactly as a CSV's operand step does, and
@@ -185,6 +201,9 @@ func (x *Uninstall) After(ctx context.Context, step string, done bool, err error
 
 // Releasing says, before the finalizer's removal, that every step is done.
 func (x *Uninstall) Releasing(ctx context.Context, msg string) error {
+	if err := x.u.rec.finished(); err != nil {
+		return inStep("release", err)
+	}
 	x.u.rec.releasing(msg)
 	x.u.rec.recovered()
 	return inStep("record", x.r.save(ctx, x.u.rec))
@@ -226,6 +245,15 @@ func (x *Uninstall) Skip(ctx context.Context, reason, msg string) error {
 		x.Event(corev1.EventTypeNormal, "CleanupSkipped", "Uninstall", "Nothing deleted (%s): %s", reason, msg)
 	}
 	return nil
+}
+
+// Cascade is how the extension is being deleted, as the record keeps it
+// from the deletion's start.
+func (x *Uninstall) Cascade() plan.Cascade {
+	if ext, ok := x.u.rec.obj.(*cleanupv1alpha1.ExtensionCleanup); ok {
+		return plan.Cascade(ext.Status.Cascade)
+	}
+	return plan.CascadeBackground
 }
 
 // Phase is the record's phase as this pass leaves it.

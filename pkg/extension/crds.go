@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
@@ -19,44 +20,81 @@ import (
 // ClusterObjectSet and OLM v1's owner labels.
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=update
 
+// crdOutcome is what the CRD step came to.
+type crdOutcome struct {
+	done bool
+	// heldTerminating counts the CRDs being deleted that instances the
+	// uninstall keeps hold (onTimeout: Orphan under --cascade=foreground).
+	heldTerminating int
+}
+
+// held says, for the Completed message, what stays being deleted.
+func (c crdOutcome) held() string {
+	if c.heldTerminating == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the custom resources it kept remain, being deleted and held by finalizers nobody removes: "+
+		"%d CRDs the garbage collector is deleting (--cascade=foreground) stay until they are gone, and the ClusterExtension with them (foregroundDeletion)", c.heldTerminating)
+}
+
 // crdStep decides each owned CRD's fate (plan.ExtensionCRDFate): one the
 // garbage collector may take (crds: Delete, no instance left) is left to
 // it; every other is detached from the extension (its ownerReference and
 // owner labels removed, plan.DetachFromExtension), so that the garbage
 // collector keeps it, with every instance left, once the extension goes.
-// A CRD already being deleted (--cascade=foreground) cannot be kept.
-func (r *Reconciler) crdStep(ctx context.Context, x *cleanup.Uninstall, in inputs, s plan.Settings) (bool, error) {
+// A CRD already being deleted (--cascade=foreground) cannot be kept: the
+// step waits until it is gone, which it is once its instances are, unless
+// what is left of them is what the uninstall keeps (then it stays,
+// HasInstances). Its counts are those of the end: a CRD found gone counts
+// as deleted.
+func (r *Reconciler) crdStep(ctx context.Context, x *cleanup.Uninstall, in inputs, s plan.Settings) (crdOutcome, error) {
+	out := crdOutcome{done: true}
 	kept := map[string]int{}
 	collected, going := 0, 0
-	done := true
 	for i := range in.scopes {
 		sc := &in.scopes[i]
 		left := false
-		if s.CRDs == cleanupv1alpha1.Delete {
+		if s.CRDs == cleanupv1alpha1.Delete || !sc.CRD.DeletionTimestamp.IsZero() {
 			var err error
-			if left, err = x.InstancesLeft(ctx, sc); err != nil {
-				return false, fmt.Errorf("listing the instances of CRD %s: %w", sc.Name, err)
+			if left, err = x.InstancesLeft(ctx, sc); gone(err) {
+				collected++ // gone since this pass read it
+				continue
+			} else if err != nil {
+				return out, fmt.Errorf("listing the instances of CRD %s: %w", sc.Name, err)
 			}
 		}
 		fate := plan.ExtensionCRDFate(s, *sc, left)
-		if fate.Action == plan.ActionDelete {
-			collected++
+		switch {
+		case fate.Reason == plan.DeleteTerminating && left:
+			// The operand step is done: what is left is what the uninstall keeps.
+			kept[cleanupv1alpha1.KeepHasInstances]++
+			x.Keep(cleanupv1alpha1.ObjectRef{Kind: plan.CRDKind, Name: sc.Name, Reason: cleanupv1alpha1.KeepHasInstances})
+			out.heldTerminating++
 			continue
-		}
-		if !sc.CRD.DeletionTimestamp.IsZero() {
-			going++ // the garbage collector is deleting it already (foreground)
+		case fate.Reason == plan.DeleteTerminating:
+			going++ // no instance left: the API server removes it in a moment
+			out.done = false
+			continue
+		case fate.Action == plan.ActionDelete:
+			collected++
 			continue
 		}
 		kept[fate.Reason]++
 		x.Keep(cleanupv1alpha1.ObjectRef{Kind: plan.CRDKind, Name: sc.Name, Reason: fate.Reason})
 		detached, err := r.detach(ctx, x, sc, in)
 		if err != nil {
-			return false, err
+			return out, err
 		}
-		done = done && detached
+		out.done = out.done && detached
 	}
 	x.Count(plan.CRDKind, collected+going, going, kept)
-	return done, nil
+	return out, nil
+}
+
+// gone reports whether a list of a CRD's instances failed because the CRD
+// itself is gone.
+func gone(err error) bool {
+	return apierrors.IsNotFound(err) || meta.IsNoMatchError(err)
 }
 
 // detach removes the extension's ownerReference (or its ClusterObjectSet's)

@@ -2,6 +2,7 @@ package extension
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -63,13 +64,21 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached *metav1.Partial
 		return ctrl.Result{}, err
 	}
 
-	x.Scopes(listable(in.scopes))
+	// A CRD already being deleted (--cascade=foreground) stays in scope: its
+	// instances are still there, held by finalizers, until they are gone.
+	x.Scopes(in.scopes)
+	// A kind whose CRD is gone since an earlier pass has no instance left.
+	x.KindsGone(in.crdKinds)
+	var crds crdOutcome
 	steps := []struct {
 		name string
 		run  func() (bool, error)
 	}{
-		{"operands", func() (bool, error) { return r.operandStep(ctx, x, in, targets, targetsProblem, settings) }},
-		{"CRDs", func() (bool, error) { return r.crdStep(ctx, x, in, settings) }},
+		{"operands", func() (bool, error) {
+			done, err := r.operandStep(ctx, x, in, targets, targetsProblem, settings)
+			return done, foregroundNote(x.Cascade(), err)
+		}},
+		{"CRDs", func() (done bool, err error) { crds, err = r.crdStep(ctx, x, in, settings); return crds.done, err }},
 	}
 	for _, s := range steps {
 		done, err := s.run()
@@ -85,7 +94,19 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached *metav1.Partial
 	if err := r.patchFinalizers(ctx, ext, r.Finalizers.Remove); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, x.Complete(ctx, "Everything the policy asked for is done; the ClusterExtension is released")
+	return ctrl.Result{}, x.Complete(ctx, "Everything the policy asked for is done; the ClusterExtension is released"+crds.held())
+}
+
+// foregroundNote adds to what blocks a foreground cascade that the CRDs
+// and the extension wait as long as it lasts.
+func foregroundNote(c plan.Cascade, err error) error {
+	var p *plan.Problem
+	if c != plan.CascadeForeground || !errors.As(err, &p) {
+		return err
+	}
+	q := *p
+	q.Message += "; the garbage collector is deleting their CRDs (--cascade=foreground): the CRDs and the ClusterExtension stay until these are gone"
+	return &q
 }
 
 // operandStep deletes the instances of the extension's CRDs in its targets
@@ -133,18 +154,4 @@ func aboutToDo(scopes []plan.CRDScope, targets plan.NamespaceSet, s plan.Setting
 	}
 	return fmt.Sprintf("%s of %d CRDs (%s), then %s; the garbage collector removes the rest once the ClusterExtension is released",
 		operands, len(names), strings.Join(names, ", "), crds)
-}
-
-// listable are the scopes whose instances csv-cleaner deletes: a CRD the
-// garbage collector is deleting already (--cascade=foreground) is left to
-// the API server, which deletes its instances with it; it counts as gone.
-func listable(scopes []plan.CRDScope) []plan.CRDScope {
-	out := make([]plan.CRDScope, len(scopes))
-	for i, s := range scopes {
-		if !s.CRD.DeletionTimestamp.IsZero() {
-			s.CRD = nil
-		}
-		out[i] = s
-	}
-	return out
 }

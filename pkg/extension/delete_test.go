@@ -1,27 +1,37 @@
 package extension
 
 import (
+	"errors"
 	"strings"
 	"testing"
-
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
-func TestListable(t *testing.T) {
-	now := metav1.Now()
-	live := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "live"}}
-	going := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "going", DeletionTimestamp: &now}}
-	scopes := []plan.CRDScope{{Name: "live", CRD: live}, {Name: "going", CRD: going}}
-	got := listable(scopes)
-	if got[0].CRD != live || got[1].CRD != nil {
-		t.Errorf("listable = %+v, want the live CRD kept and the deleting one counted as gone", got)
+func TestForegroundNote(t *testing.T) {
+	blocked := &plan.Problem{Reason: cleanupv1alpha1.BlockedOperandsRemaining, Message: "4 operands still exist"}
+	other := errors.New("connection refused")
+	for _, tt := range []struct {
+		name    string
+		cascade plan.Cascade
+		err     error
+		want    string
+	}{
+		{"a foreground cascade says what waits", plan.CascadeForeground, blocked, "4 operands still exist; the garbage collector is deleting their CRDs (--cascade=foreground)"},
+		{"a background cascade as it was", plan.CascadeBackground, blocked, "4 operands still exist"},
+		{"a failure that is no problem as it was", plan.CascadeForeground, other, "connection refused"},
+		{"nothing", plan.CascadeForeground, nil, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := foregroundNote(tt.cascade, tt.err)
+			if got == nil && tt.want != "" || got != nil && !strings.HasPrefix(got.Error(), tt.want) && !strings.Contains(got.Error(), tt.want) {
+				t.Errorf("foregroundNote = %v, want %q", got, tt.want)
+			}
+		})
 	}
-	if scopes[1].CRD != going {
-		t.Error("listable changed its input: the CRD step still needs the deleting CRD")
+	if blocked.Message != "4 operands still exist" {
+		t.Error("foregroundNote changed the problem it was given")
 	}
 }
 

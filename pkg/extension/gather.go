@@ -28,6 +28,8 @@ type inputs struct {
 	// scopes are the CRDs the extension owns; problems block the uninstall.
 	scopes   []plan.CRDScope
 	problems []plan.Problem
+	// crdKinds are the kinds (Kind.group) of every CRD of the cluster.
+	crdKinds map[string]bool
 }
 
 // gather reads the extension's ClusterObjectSets (the Boxcutter applier's;
@@ -55,8 +57,10 @@ func (r *Reconciler) gather(ctx context.Context, ext *ocv1.ClusterExtension) (in
 		return in, fmt.Errorf("listing CRDs: %w", err)
 	}
 	all := make([]*apiextensionsv1.CustomResourceDefinition, len(crds.Items))
+	in.crdKinds = make(map[string]bool, len(crds.Items))
 	for i := range crds.Items {
 		all[i] = &crds.Items[i]
+		in.crdKinds[crds.Items[i].Spec.Names.Kind+"."+crds.Items[i].Spec.Group] = true
 	}
 	in.scopes, in.problems = plan.ScopeExtensionCRDs(plan.ExtensionScopeInput{Extension: in.ext, Sets: in.sets, CRDs: all})
 	in.problems = append(setProblems, in.problems...)

@@ -70,7 +70,7 @@ func Plan(ctx context.Context, reader client.Reader, name string, now time.Time)
 	g := cleanup.Gatherer{Live: reader, Cached: reader}
 	decide := plan.OperandInput{Targets: targets, DeletionTime: *ext.DeletionTimestamp, Orphan: orphan,
 		Timeout: plan.TimeoutOf(settings, ext.DeletionTimestamp.Time, now)}
-	keptKinds, err := out.AddInstances(ctx, g, cleanup.Instances{Subject: ext, Scopes: listable(in.scopes), Decide: decide, Settings: settings,
+	keptKinds, err := out.AddInstances(ctx, g, cleanup.Instances{Subject: ext, Scopes: in.scopes, Decide: decide, Settings: settings,
 		OperatorUnavailable: (&Reconciler{APIReader: reader}).operatorUnavailable(ext, in.sets)})
 	if err != nil {
 		return nil, err

@@ -54,7 +54,7 @@ func ClassifyExtension(finalizers []string) ExtensionVerdict {
 			Message: "the ClusterExtension is deleted with --cascade=orphan: the garbage collector keeps every object it applied, and csv-cleaner deletes nothing"}
 	case CascadeForeground:
 		return ExtensionVerdict{Cascade: c,
-			Message: "the ClusterExtension is deleted with --cascade=foreground: the garbage collector is deleting its CRDs, with every instance, and its operator now, whatever csv-cleaner does; csv-cleaner deletes the instances it still can, through the operator while it runs"}
+			Message: "the ClusterExtension is deleted with --cascade=foreground: the garbage collector is deleting its CRDs, with every instance, and its operator now, whatever csv-cleaner does; csv-cleaner deletes the instances it still can, through the operator while it runs, and holds the ClusterExtension until they are gone, operandTimeout and onTimeout applying to those that wait on finalizers"}
 	}
 	return ExtensionVerdict{Cascade: CascadeBackground, Message: "ClusterExtension is being uninstalled"}
 }
@@ -64,9 +64,17 @@ func ClassifyExtension(finalizers []string) ExtensionVerdict {
 // extension is gone, unless csv-cleaner detaches it first: it is left to
 // the garbage collector only with crds: Delete and no instance left (the
 // same rule as a CSV's CRDFate); every other CRD is detached and stays.
+//
+// A CRD already being deleted (the garbage collector's work under
+// --cascade=foreground) goes whatever the policy says, with every instance,
+// once they are gone: the uninstall waits for the instances it deletes
+// first, and the CRD stays only while instances the uninstall keeps hold it.
 func ExtensionCRDFate(s Settings, scope CRDScope, instancesLeft bool) Item {
 	it := Item{Action: ActionKeep, Kind: CRDKind, Name: scope.Name}
 	switch {
+	case scope.CRD != nil && !scope.CRD.DeletionTimestamp.IsZero():
+		it.Action, it.Reason = ActionDelete, DeleteTerminating
+		it.Message = "the garbage collector is deleting it (--cascade=foreground), and with it every instance: it goes once they are gone"
 	case s.CRDs != cleanupv1alpha1.Delete:
 		it.Reason = cleanupv1alpha1.KeepPolicyOrphan
 	case instancesLeft:

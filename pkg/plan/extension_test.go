@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"time"
+
 	"testing"
 
 	ocv1 "github.com/operator-framework/operator-controller/api/v1"
@@ -186,19 +188,24 @@ func TestClassifyExtension(t *testing.T) {
 }
 
 func TestExtensionCRDFate(t *testing.T) {
-	scope := CRDScope{Name: "widgets.example.com"}
+	live := CRDScope{Name: "widgets.example.com", CRD: &apiextensionsv1.CustomResourceDefinition{}}
+	terminating := CRDScope{Name: "widgets.example.com", CRD: &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &metav1.Time{Time: time.Unix(1, 0)}}}}
 	for _, tt := range []struct {
 		name      string
+		scope     CRDScope
 		crds      cleanupv1alpha1.Action
 		instances bool
 		action    string
 		reason    string
 	}{
-		{"crds: Orphan detaches it", cleanupv1alpha1.Orphan, false, ActionKeep, cleanupv1alpha1.KeepPolicyOrphan},
-		{"crds: Delete with instances left keeps it", cleanupv1alpha1.Delete, true, ActionKeep, cleanupv1alpha1.KeepHasInstances},
-		{"crds: Delete with none left leaves it to the garbage collector", cleanupv1alpha1.Delete, false, ActionDelete, DeleteGarbageCollected},
+		{"crds: Orphan detaches it", live, cleanupv1alpha1.Orphan, false, ActionKeep, cleanupv1alpha1.KeepPolicyOrphan},
+		{"crds: Delete with instances left keeps it", live, cleanupv1alpha1.Delete, true, ActionKeep, cleanupv1alpha1.KeepHasInstances},
+		{"crds: Delete with none left leaves it to the garbage collector", live, cleanupv1alpha1.Delete, false, ActionDelete, DeleteGarbageCollected},
+		{"already being deleted (foreground): it goes, crds: Orphan or not", terminating, cleanupv1alpha1.Orphan, true, ActionDelete, DeleteTerminating},
+		{"already being deleted, crds: Delete", terminating, cleanupv1alpha1.Delete, false, ActionDelete, DeleteTerminating},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			scope := tt.scope
 			it := ExtensionCRDFate(Settings{CRDs: tt.crds}, scope, tt.instances)
 			if it.Action != tt.action || it.Reason != tt.reason || it.Kind != CRDKind || it.Name != scope.Name {
 				t.Errorf("ExtensionCRDFate = %+v, want %s %s", it, tt.action, tt.reason)

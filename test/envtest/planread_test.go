@@ -9,6 +9,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
@@ -80,6 +84,16 @@ var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lis
 		s.deleteCSV(ctx)
 		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedConversionFailed)
 		Expect(dry.Message).To(HavePrefix(s.record(ctx).Status.Message))
+
+		By("setting the conversion to None, as an admin would: the run deletes the instance the plan listed")
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: s.crd(0).Name()}, crd)).To(Succeed())
+		base := crd.DeepCopy()
+		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+		Expect(k8s.Patch(ctx, crd, client.MergeFrom(base))).To(Succeed())
+		Eventually(func(ctx context.Context) error { _, err := s.getCSV(ctx); return err }).WithContext(ctx).
+			WithTimeout(60 * time.Second).Should(Satisfy(apierrors.IsNotFound))
+		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
 	})
 
 	It("lists a kind it cannot read at any version as unread, with the API server's message, and plans every other kind", func(ctx SpecContext) {
@@ -89,10 +103,28 @@ var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lis
 		s.create(ctx)
 		s.operatorGone(ctx)
 		s.movedStorage(ctx)
-		// An instance written since the upgrade is stored at v2: no version reads both.
-		w2 := fixtures.Operand(s.crd(0), s.ns("b"), "w2")
-		w2.SetAPIVersion(s.crd(0).Group + "/v2")
-		Expect(k8s.Create(ctx, w2)).To(Succeed())
+		// An instance written since the upgrade is stored at v2: no version
+		// reads both. The API server takes up the new storage version a moment
+		// after the CRD's update: until then w2 would be stored at v1.
+		Eventually(func(g Gomega, ctx context.Context) {
+			w2 := fixtures.Operand(s.crd(0), s.ns("b"), "w2")
+			w2.SetAPIVersion(s.crd(0).Group + "/v2")
+			g.Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, w2))).To(Succeed())
+			readable := 0
+			for _, v := range []string{"v1", "v2"} {
+				list := &metav1.PartialObjectMetadataList{}
+				list.SetGroupVersionKind(schema.GroupVersionKind{Group: s.crd(0).Group, Version: v, Kind: s.crd(0).Kind + "List"})
+				if k8s.List(ctx, list) == nil {
+					readable++
+				}
+			}
+			if readable > 0 {
+				// Stored at v1 after all: deleted where it can be read, and written again.
+				stale := fixtures.Operand(s.crd(0), s.ns("b"), "w2")
+				g.Expect(client.IgnoreNotFound(k8s.Delete(ctx, stale))).To(Succeed())
+			}
+			g.Expect(readable).To(BeZero(), "a version still reads every instance")
+		}).WithContext(ctx).Should(Succeed())
 		s.operand(ctx, 1, s.ns("a"), "g1")
 		s.waitFinalizer(ctx)
 		s.afterOperands()

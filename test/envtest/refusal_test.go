@@ -202,6 +202,20 @@ func (s *scenario) movedStorage(ctx context.Context) {
 		},
 	}
 	Expect(k8s.Update(ctx, crd)).To(Succeed())
+	// Whatever the spec comes to, the webhook is turned off after it: a CRD
+	// whose objects the API server cannot decode stalls its watch cache and
+	// kube-controller-manager's garbage collector, for every later spec.
+	DeferCleanup(func(ctx SpecContext) {
+		Eventually(func(ctx context.Context) error {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := k8s.Get(ctx, client.ObjectKey{Name: s.crd(0).Name()}, crd); err != nil {
+				return client.IgnoreNotFound(err)
+			}
+			base := crd.DeepCopy()
+			crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+			return k8s.Patch(ctx, crd, client.MergeFrom(base))
+		}).WithContext(ctx).Should(Succeed())
+	})
 }
 
 // operatorGone points the CSV's install strategy at a Deployment nobody creates.
