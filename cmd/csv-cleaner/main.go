@@ -78,7 +78,7 @@ func main() {
 		qps                              float64
 		burst, workers, deleteWorkers    int
 		lease                            leaseTimes
-		rbacHold                         bool
+		rbacHold, paceWrites             bool
 		holdFinalizer                    string
 		releaseTimeout                   time.Duration
 		operandRole                      string
@@ -99,6 +99,7 @@ func main() {
 	flag.Float64Var(&qps, "kube-api-qps", cleanup.DefaultQPS, "Requests per second csv-cleaner's client may send to the API server.")
 	flag.IntVar(&burst, "kube-api-burst", cleanup.DefaultBurst, "Burst of requests csv-cleaner's client may send to the API server.")
 	flag.IntVar(&workers, "max-concurrent-reconciles", 4, "CSVs reconciled at once.")
+	flag.BoolVar(&paceWrites, "pace-writes", true, "Pace the finalizer and RBAC-hold patches of managed CSVs (thousands at a first start) by the API server's latency, up to 3 × --max-concurrent-reconciles in flight, so that other clients are not queued behind them.")
 	flag.IntVar(&deleteWorkers, "delete-workers", cleanup.DefaultDeleteWorkers, "Delete requests in flight at once for one uninstall (within the client's rate limit), and finalizer patches in flight when csv-cleaner releases everything.")
 	flag.DurationVar(&releaseTimeout, "release-timeout", cleanup.DefaultReleaseTimeout, "On SIGTERM while csv-cleaner is being uninstalled (its namespace terminating, or its CSV deleted with no CSV replacing it), how long it may take to remove every finalizer it placed; keep it below the pod's terminationGracePeriodSeconds.")
 	flag.StringVar(&operandRole, "operand-role", rbac.OperandRole, "Aggregated ClusterRole that grants csv-cleaner its rights on operands, which it binds to its own identity at start; empty binds nothing.")
@@ -114,7 +115,7 @@ func main() {
 		finalizers: plan.Finalizers{Current: finalizer, Legacy: legacy},
 		rbacHold:   holdFinalizer, noRBACHold: !rbacHold,
 		qps: float32(qps), burst: burst, workers: workers, deleteWorkers: deleteWorkers, lease: lease,
-		releaseTimeout: releaseTimeout, operandRole: operandRole,
+		releaseTimeout: releaseTimeout, operandRole: operandRole, paceWrites: paceWrites,
 	}); err != nil {
 		log.Error(err, "csv-cleaner stopped")
 		os.Exit(1)
@@ -133,6 +134,7 @@ type options struct {
 	noRBACHold                       bool
 	releaseTimeout                   time.Duration
 	operandRole                      string
+	paceWrites                       bool
 }
 
 type leaseTimes struct{ duration, renewDeadline, retryPeriod time.Duration }
@@ -172,6 +174,7 @@ func run(o options) error {
 		Self:        types.NamespacedName{Namespace: os.Getenv("POD_NAMESPACE"), Name: os.Getenv("OPERATOR_CONDITION_NAME")},
 		Namespace:   os.Getenv("POD_NAMESPACE"),
 		OperandRole: o.operandRole,
+		PaceWrites:  o.paceWrites,
 	}
 	shared, err := cleanup.Setup(mgr, setup)
 	if err != nil {

@@ -33,15 +33,25 @@
 // Gatherer (gather.go) is the one reader of their inputs, for the uninstall
 // and the dry run alike; the steps carry out what pkg/plan decides
 // (operandstep.go, operands.go, steps.go) and the dry run prints the same
-// items (dryrun.go), and foresees what the API server would refuse the run
-// (Foresee, foresee.go: a SubjectAccessReview for csv-cleaner's
-// ServiceAccount, a dry-run DELETE). DecideSelf (selffate.go) decides
-// csv-cleaner's own fate.
+// items (dryrun.go; a kind it cannot read is an Unread row,
+// dryrun_instances.go), and foresees what the API server would refuse the
+// run (Foresee, foresee.go: a SubjectAccessReview for the identity
+// csv-cleaner runs as, found from its operand bindings, and a dry-run
+// DELETE). DecideSelf (selffate.go) decides csv-cleaner's own fate.
 //
 // An operand created in the second its uninstall began is told apart at
-// the deletion's revision: the watch gives it (revision.go), the record
-// keeps it, and an Exact LIST at it says whether the operand existed then
-// (deletionsecond.go; Gatherer.PlanInstances, for the run and the plan).
+// the deletion's revision: the watch gives it (revision.go), or, when
+// csv-cleaner was down as the deletion began, a binary search of Exact
+// LISTs of the subject finds it after the fact (revisionsearch.go); the
+// record keeps it and how it was found, and an Exact LIST at it says
+// whether the operand existed then (deletionsecond.go;
+// Gatherer.PlanInstances, for the run and the plan).
+//
+// The patches that manage a live CSV (its finalizer, the RBAC hold) are
+// paced by the API server's latency (pkg/pace, wired in ClientConfig and
+// Reconciler.reconcile), so that a first start on thousands of CSVs leaves
+// the API server to its other clients as much as its latency allows; an
+// uninstall's requests are not paced.
 //
 // The ClusterExtension's controller (pkg/extension) shares this package's
 // machinery through shared.go (Uninstall): the record (an ExtensionCleanup,

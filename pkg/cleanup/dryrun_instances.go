@@ -129,8 +129,8 @@ func (d *DryRun) unreadable(ctx context.Context, r *kindReader, i int, listErr e
 	if refused {
 		unread.Reason = refusal.Reason
 	}
-	blocks := refused && refusal.Reason != cleanupv1alpha1.BlockedForbidden && r.in.Decide.Orphan == "" &&
-		!(r.in.Decide.Timeout.Passed && r.in.Settings.OnTimeout == cleanupv1alpha1.TimeoutOrphan)
+	orphanedOnTimeout := r.in.Decide.Timeout.Passed && r.in.Settings.OnTimeout == cleanupv1alpha1.TimeoutOrphan
+	blocks := refused && refusal.Reason != cleanupv1alpha1.BlockedForbidden && r.in.Decide.Orphan == "" && !orphanedOnTimeout
 	switch {
 	case refused && refusal.Reason == cleanupv1alpha1.BlockedForbidden:
 		unread.Message = "the plan's caller may not list them (csv-cleaner's own rights are checked apart): " + listErr.Error()

@@ -22,6 +22,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
+	"github.com/csv-cleaner/csv-cleaner/pkg/pace"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
@@ -71,6 +72,10 @@ type SetupOptions struct {
 	// csv-cleaner binds to itself at start; "" binds nothing (its identity
 	// has those rights some other way).
 	OperandRole string
+	// PaceWrites paces the finalizer and hold patches of managed CSVs by the
+	// API server's latency (pkg/pace), up to 3 × MaxConcurrentReconciles in
+	// flight; off, they go as fast as the reconciles send them.
+	PaceWrites bool
 }
 
 // withDefaults fills in the default finalizer names.
@@ -86,12 +91,14 @@ func (o SetupOptions) withDefaults() SetupOptions {
 
 // ClientConfig prepares the config of csv-cleaner's manager: its requests
 // are counted while the API server has them (InstrumentClient), an
-// uninstall's deletes hold its slots meanwhile (holdSlot), and its reads, discovery, the REST
+// uninstall's deletes hold its slots meanwhile (holdSlot), its background
+// writes are paced by the API server's latency (pace.Transport), and its reads, discovery, the REST
 // mapper's and the informers' lists included, are retried in place while
 // the API server fails transiently (Retry.Transport), each try counted.
 func ClientConfig(cfg *rest.Config) {
 	cfg.Wrap(InstrumentClient) // innermost: it counts what the API server has
 	cfg.Wrap(holdSlot)
+	cfg.Wrap(pace.Transport) // each try of a background write is paced (ensureManaged)
 	cfg.Wrap(Retry.Transport)
 }
 
@@ -126,6 +133,11 @@ func Setup(mgr ctrl.Manager, o SetupOptions) (*Reconciler, error) {
 		written:       &finalizer.Written{},
 		failures:      failureBackoff(),
 	}
+	if o.PaceWrites {
+		// Each managing reconcile sends up to 3 patches at once (ensureManaged).
+		r.pacer = pace.NewLimiter(pace.DefaultConfig(3 * max(1, o.MaxConcurrentReconciles)))
+	}
+	writePace.Store(r.pacer)
 	for _, gvk := range rbac.HeldKinds {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), heldMetadata(gvk), rbac.OwnerIndex, rbac.OwnerIndexValue); err != nil {
 			return nil, fmt.Errorf("indexing %s by owner CSV: %w", rbac.KindName(gvk), err)

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
+	"github.com/csv-cleaner/csv-cleaner/pkg/pace"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
@@ -72,6 +73,9 @@ type Reconciler struct {
 	pending pendingRecords
 	// revisions carries each deletion's revision from the watch to its record.
 	revisions deletionRevisions
+	// pacer paces the patches that manage or release a CSV that is not
+	// being deleted (nil: unpaced); an uninstall's requests are not paced.
+	pacer *pace.Limiter
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=clusterserviceversions,verbs=get;list;watch;patch
@@ -126,6 +130,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !csv.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, csv, policy)
 	}
+	// Managing or letting go of a live CSV is background work, thousands of
+	// patches at a first start: it yields to the API server's other clients.
+	ctx = pace.With(ctx, r.pacer)
 	if !plan.Managed(policy, csv) {
 		return ctrl.Result{}, inStep("release", r.release(ctx, csv))
 	}

@@ -91,6 +91,23 @@ func (r *Reconciler) crdStep(ctx context.Context, x *cleanup.Uninstall, in input
 	return out, nil
 }
 
+// countTerminating counts the CRDs being deleted (--cascade=foreground)
+// as found and remaining, before the operand step: a CRD the garbage
+// collector removes with its last instance is gone before the CRD step
+// can see it, and the record still counts it, found and deleted (the CRD
+// step's count keeps the most found).
+func countTerminating(x *cleanup.Uninstall, scopes []plan.CRDScope) {
+	n := 0
+	for i := range scopes {
+		if !scopes[i].CRD.DeletionTimestamp.IsZero() {
+			n++
+		}
+	}
+	if n > 0 {
+		x.Count(plan.CRDKind, n, n, nil)
+	}
+}
+
 // gone reports whether a list of a CRD's instances failed because the CRD
 // itself is gone.
 func gone(err error) bool {

@@ -69,6 +69,10 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached *metav1.Partial
 	x.Scopes(in.scopes)
 	// A kind whose CRD is gone since an earlier pass has no instance left.
 	x.KindsGone(in.crdKinds)
+	// The CRDs being deleted count from the first pass that sees them: the
+	// CRD step comes only once their instances are gone, and they may be
+	// gone with them.
+	countTerminating(x, in.scopes)
 	var crds crdOutcome
 	steps := []struct {
 		name string

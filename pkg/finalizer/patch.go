@@ -35,7 +35,13 @@ func Patch(ctx context.Context, reader client.Reader, writer client.Writer, obj 
 func PatchCached(ctx context.Context, reader client.Reader, writer client.Writer, written *Written, obj *metav1.PartialObjectMetadata, change func(*metav1.PartialObjectMetadata) []string) (changed bool, err error) {
 	gvk := obj.GroupVersionKind()
 	attempts := 0
-	stale := written.Behind(obj)
+	// A copy older than this process's own last patch is patched from that
+	// patch (its resourceVersion guards it); only when that is not known is
+	// the object read live.
+	lastVersion, lastFinalizers, stale := written.Last(obj)
+	if stale && lastVersion != "" {
+		obj.ResourceVersion, obj.Finalizers, stale = lastVersion, lastFinalizers, false
+	}
 	var lost []string // the list of a patch whose reply was lost
 	retriable := func(err error) bool { return apierrors.IsConflict(err) || attempts == 1 && apierrors.IsForbidden(err) }
 	err = retry.OnError(retry.DefaultRetry, retriable, func() error {

@@ -63,6 +63,23 @@ func TestWritten(t *testing.T) {
 	if w.Behind(stale) {
 		t.Error("once the cache has shown the patch, it is forgotten")
 	}
+
+	obj.Finalizers = []string{"ours"}
+	w.Note(obj)
+	if rv, f, behind := w.Last(stale); !behind || rv != "5" || !slices.Equal(f, []string{"ours"}) {
+		t.Errorf("Last(an older copy) = %q %v %v, want the patch's version 5 and finalizers", rv, f, behind)
+	}
+	newer := obj.DeepCopy()
+	newer.ResourceVersion = "7"
+	if _, _, behind := w.Last(newer); behind {
+		t.Error("a copy newer than the patch (someone wrote since) is not behind")
+	}
+	w.Note(obj)
+	opaque := obj.DeepCopy()
+	opaque.ResourceVersion = "not-a-number"
+	if rv, _, behind := w.Last(opaque); !behind || rv != "" {
+		t.Errorf("Last(a copy whose version is no number) = %q %v, want behind with nothing to go by (read live)", rv, behind)
+	}
 }
 
 func TestSubset(t *testing.T) {

@@ -1,6 +1,8 @@
 package finalizer
 
 import (
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -8,10 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Written remembers, for WrittenTTL, the resourceVersion each object had
-// once this process patched it: a cached copy with another resourceVersion
-// is one the cache has not brought up to date with that patch yet (the
-// controller's "expectations"). A nil Written remembers nothing.
+// Written remembers, for WrittenTTL, the resourceVersion and finalizers
+// each object had once this process patched it: a cached copy with an older
+// resourceVersion is one the cache has not brought up to date with that
+// patch yet (the controller's "expectations"), and the object as this
+// process left it is the newest it knows. A nil Written remembers nothing.
 type Written struct {
 	mu sync.Mutex
 	m  map[types.UID]written
@@ -19,6 +22,7 @@ type Written struct {
 
 type written struct {
 	resourceVersion string
+	finalizers      []string
 	at              time.Time
 }
 
@@ -27,7 +31,7 @@ type written struct {
 // live for no longer than this.
 const WrittenTTL = 30 * time.Second
 
-// Note remembers the object's resourceVersion after a patch.
+// Note remembers the object's resourceVersion and finalizers after a patch.
 func (w *Written) Note(obj metav1.Object) {
 	if w == nil {
 		return
@@ -43,24 +47,48 @@ func (w *Written) Note(obj metav1.Object) {
 			delete(w.m, uid)
 		}
 	}
-	w.m[obj.GetUID()] = written{resourceVersion: obj.GetResourceVersion(), at: now}
+	w.m[obj.GetUID()] = written{resourceVersion: obj.GetResourceVersion(), finalizers: slices.Clone(obj.GetFinalizers()), at: now}
 }
 
 // Behind reports whether a cached copy predates this process's last patch
-// of the object; once the cache shows that patch, it is forgotten.
+// of the object; once the cache shows that patch, or a later version, it
+// is forgotten.
 func (w *Written) Behind(obj metav1.Object) bool {
+	_, _, behind := w.Last(obj)
+	return behind
+}
+
+// Last returns, for a cached copy that predates this process's last patch
+// of the object, the object's resourceVersion and finalizers as that patch
+// left them: what to patch from instead of the stale copy, the patch still
+// guarded by that resourceVersion, so that a change by someone else since
+// is a conflict, never lost. behind is false once the cache shows the patch
+// or a later version (then forgotten). The versions are compared as the
+// etcd revisions kube-apiserver makes them; where either is not a number,
+// a copy of another version is behind with no last write to go by
+// (resourceVersion ""): the caller reads it live.
+func (w *Written) Last(obj metav1.Object) (resourceVersion string, finalizers []string, behind bool) {
 	if w == nil {
-		return false
+		return "", nil, false
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	e, ok := w.m[obj.GetUID()]
 	if !ok {
-		return false
+		return "", nil, false
 	}
 	if obj.GetResourceVersion() == e.resourceVersion || time.Since(e.at) > WrittenTTL {
 		delete(w.m, obj.GetUID())
-		return false
+		return "", nil, false
 	}
-	return true
+	cached, err1 := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+	last, err2 := strconv.ParseUint(e.resourceVersion, 10, 64)
+	switch {
+	case err1 != nil || err2 != nil:
+		return "", nil, true
+	case cached > last:
+		delete(w.m, obj.GetUID()) // the cache is past this process's patch
+		return "", nil, false
+	}
+	return e.resourceVersion, slices.Clone(e.finalizers), true
 }

@@ -20,7 +20,10 @@
 //   - timeout.go: what operandTimeout and onTimeout do (TimeoutOf);
 //   - cluster.go and crd.go: the fate of the CSV's cluster RBAC and
 //     webhooks (ClusterObjectFate) and of its owned CRDs (CRDFate,
-//     MayDisableConversion);
+//     MayDisableConversion, ConversionFate: the conversion step of a CRD
+//     whose webhook fails; StoredVersions: where a plan can still read it);
+//   - identity.go: what a plan foresees of csv-cleaner's rights when it may
+//     run as several identities (JudgeDenials);
 //   - finalizers.go: the edits of a CSV's finalizer list (Finalizers);
 //   - problem.go: Problem, bad input that blocks an uninstall;
 //   - item.go: Item, one object with its action and reason;

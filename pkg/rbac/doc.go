@@ -10,5 +10,8 @@
 // ClusterRoles (EnsureSelfBindings) and releases its own RBAC in the order
 // that keeps its rights to the end (ReleaseSelf). Its rights on operands
 // come from OLM's per-CRD admin roles, aggregated into OperandRole, which
-// OperandBinder binds to csv-cleaner's own identity at start.
+// OperandBinder binds to csv-cleaner's own identity at start, recording its
+// groups; those bindings are how a plan finds the identity csv-cleaner runs
+// as (RunningIdentities, identity.go) and asks about its rights
+// (AccessReview).
 package rbac

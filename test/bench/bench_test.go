@@ -190,6 +190,12 @@ func TestBench(t *testing.T) {
 		have = n
 		t.Logf("first start on %d CSVs: %s (%s a CSV), %.0f requests, %.0f conflicts, peak in flight %.0f, peak RSS %.1f MiB, probe p99 %s idle, %s during; CPU s: kube-apiserver %.1f, etcd %.1f, csv-cleaner %.1f",
 			n, st.Took, st.PerCSV(), st.Requests, st.Conflicts, st.PeakInflight, st.PeakRSSMiB, st.ProbeIdleP99, st.ProbeP99, st.CPU.APIServer, st.CPU.Etcd, st.CPU.Cleaner)
+		paceMid, paceTop := st.PaceLimit()
+		t.Logf("first start on %d CSVs: requests by verb %v", n, st.RequestsByVerb)
+		t.Logf("first start on %d CSVs: pace limit median %.0f, highest %.0f in flight; the probe's p99 over each 10 s: %v; the limit each second: %v", n, paceMid, paceTop, st.ProbeSpans, st.PaceLimits)
+		t.Logf("first start on %d CSVs: %.2f times the write floor, probe p99 %.2f times idle; the write floor (%d PATCHes, unpaced, %d at a time): %s as csv-cleaner's ServiceAccount (kube-apiserver %.2f ms a PATCH, probe p99 %s), %s as system:masters (%.2f ms a PATCH, probe p99 %s)",
+			n, st.RatioToWriteFloor(), st.ProbeRatio(), st.Floor.Patches, floorWorkers, st.Floor.Took, st.Floor.APIServerMsPerPatch(), st.Floor.ProbeP99,
+			st.FloorMasters.Took, st.FloorMasters.APIServerMsPerPatch(), st.FloorMasters.ProbeP99)
 		report.Startup = append(report.Startup, st)
 	}
 

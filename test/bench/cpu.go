@@ -38,6 +38,21 @@ func (e *Env) cpuMeter(cleaner *Cleaner) (cpuMeter, error) {
 	return m, nil
 }
 
+// controlPlaneMeter reads kube-apiserver and etcd alone, for a phase no
+// csv-cleaner runs in (its slot reads kube-apiserver again, unused).
+func (e *Env) controlPlaneMeter() (cpuMeter, error) {
+	var m cpuMeter
+	var err error
+	if m.apiServer, err = e.CP.APIServerPid(); err != nil {
+		return m, err
+	}
+	if m.etcd, err = e.CP.EtcdPid(); err != nil {
+		return m, err
+	}
+	m.cleaner = m.apiServer
+	return m, nil
+}
+
 func (m cpuMeter) read() (c CPU, err error) {
 	if c.APIServer, err = cpuSeconds(m.apiServer); err != nil {
 		return c, err

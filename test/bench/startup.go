@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -10,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -37,6 +37,39 @@ type Startup struct {
 	ProbeIdleP99, ProbeP99 time.Duration
 	// CPU is what kube-apiserver, etcd and csv-cleaner used during the start.
 	CPU CPU
+	// Floor and FloorMasters are the write floor (WriteFloor) before the
+	// start, as csv-cleaner's ServiceAccount and as a user in system:masters.
+	Floor, FloorMasters WriteFloor
+	// PaceLimits are csv_cleaner_write_pace_limit, read every second of the start.
+	PaceLimits []float64
+	// ProbeSpans are the probe's p99 over each 10 s of the start.
+	ProbeSpans []time.Duration
+	// RequestsByVerb are csv-cleaner's requests by the API server's verb.
+	RequestsByVerb map[string]float64
+}
+
+// PaceLimit is the median and the highest of the pace limits read.
+func (s Startup) PaceLimit() (median, highest float64) {
+	if len(s.PaceLimits) == 0 {
+		return 0, 0
+	}
+	sorted := slices.Sorted(slices.Values(s.PaceLimits))
+	return sorted[len(sorted)/2], sorted[len(sorted)-1]
+}
+
+// RatioToWriteFloor is the start's time over the unpaced write floor of the same identity.
+func (s Startup) RatioToWriteFloor() float64 {
+	return s.Took.Seconds() / max(s.Floor.Took.Seconds(), 1e-9)
+}
+
+// ProbeSpanMedian is the median of the probe's p99 over each 10 s of the
+// start: the latency most of the start gives other clients, without its
+// few slowest moments.
+func (s Startup) ProbeSpanMedian() time.Duration { return quantile(s.ProbeSpans, 0.5) }
+
+// ProbeRatio is the probe's p99 during the start over its p99 idle.
+func (s Startup) ProbeRatio() float64 {
+	return s.ProbeP99.Seconds() / max(s.ProbeIdleP99.Seconds(), 1e-9)
 }
 
 // PerCSV is the start's time per CSV.
@@ -67,22 +100,66 @@ func (e *Env) startupFleet(ctx context.Context, id string, have, n int) error {
 	})
 }
 
-// held follows, through watches, which objects carry a finalizer.
+// held follows, through watches, which objects carry a finalizer, with
+// what a client patching them from a cache would know of each.
 type held struct {
 	mu   sync.Mutex
-	objs map[string]bool
+	objs map[heldKey]heldState
+}
+
+// heldKey names one object of the first start's fleet.
+type heldKey struct {
+	resource, namespace, name string
+}
+
+// heldObject is one object of the fleet as last seen.
+type heldObject struct {
+	heldKey
+	resourceVersion string
+	finalizers      []string
+}
+
+type heldState struct {
+	held            bool
+	resourceVersion string
+	finalizers      []string
 }
 
 func (h *held) count() (all, held int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, ok := range h.objs {
+	for _, st := range h.objs {
 		all++
-		if ok {
+		if st.held {
 			held++
 		}
 	}
 	return all, held
+}
+
+// allCarry reports whether every object csv-cleaner does not hold carries finalizer.
+func (h *held) allCarry(finalizer string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, st := range h.objs {
+		if !st.held && !slices.Contains(st.finalizers, finalizer) {
+			return false
+		}
+	}
+	return true
+}
+
+// unheld are the objects that lack the finalizer, as last seen.
+func (h *held) unheld() []heldObject {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []heldObject
+	for k, st := range h.objs {
+		if !st.held {
+			out = append(out, heldObject{heldKey: k, resourceVersion: st.resourceVersion, finalizers: st.finalizers})
+		}
+	}
+	return out
 }
 
 // watchHeld watches the resource's objects the label selector selects and
@@ -100,12 +177,12 @@ func (e *Env) watchHeld(ctx context.Context, h *held, gvr schema.GroupVersionRes
 			if !ok || ev.Type == watch.Bookmark {
 				continue
 			}
-			key := gvr.Resource + " " + types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}.String()
+			key := heldKey{resource: gvr.Resource, namespace: o.GetNamespace(), name: o.GetName()}
 			h.mu.Lock()
 			if ev.Type == watch.Deleted {
 				delete(h.objs, key)
 			} else {
-				h.objs[key] = slices.Contains(o.GetFinalizers(), finalizer)
+				h.objs[key] = heldState{held: slices.Contains(o.GetFinalizers(), finalizer), resourceVersion: o.GetResourceVersion(), finalizers: o.GetFinalizers()}
 			}
 			h.mu.Unlock()
 		}
@@ -113,10 +190,35 @@ func (e *Env) watchHeld(ctx context.Context, h *held, gvr schema.GroupVersionRes
 	return nil
 }
 
+// probeIdle is how long the probe runs before the start to measure its idle p99.
+const probeIdle = 30 * time.Second
+
 // probe GETs a namespace every 100 ms as its own client and keeps the latencies.
 type probe struct {
 	mu        sync.Mutex
 	latencies []time.Duration
+	// at are when each of latencies was taken.
+	at []time.Time
+}
+
+// p99Since is the p99 of each span of the latencies taken since start, which it keeps.
+func (p *probe) p99Since(start time.Time, span time.Duration) []time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []time.Duration
+	var cur []time.Duration
+	end := start.Add(span)
+	for i, at := range p.at {
+		if at.Before(start) {
+			continue
+		}
+		for !at.Before(end) {
+			out = append(out, quantile(cur, 0.99))
+			cur, end = nil, end.Add(span)
+		}
+		cur = append(cur, p.latencies[i])
+	}
+	return append(out, quantile(cur, 0.99))
 }
 
 func (e *Env) startProbe(ctx context.Context) (*probe, error) {
@@ -140,6 +242,7 @@ func (e *Env) startProbe(ctx context.Context) (*probe, error) {
 			if _, err := cs.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err == nil {
 				p.mu.Lock()
 				p.latencies = append(p.latencies, time.Since(start))
+				p.at = append(p.at, start)
 				p.mu.Unlock()
 			}
 		}
@@ -152,7 +255,7 @@ func (p *probe) p99() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	q := quantile(p.latencies, 0.99)
-	p.latencies = nil
+	p.latencies, p.at = nil, nil
 	return q
 }
 
@@ -172,7 +275,7 @@ func (e *Env) MeasureStartup(ctx context.Context, have, n int, args ...string) (
 	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	h := &held{objs: map[string]bool{}}
+	h := &held{objs: map[heldKey]heldState{}}
 	sel := "bench=" + id
 	if err := e.watchHeld(wctx, h, csvGVR, sel, plan.DefaultFinalizer); err != nil {
 		return res, err
@@ -190,8 +293,30 @@ func (e *Env) MeasureStartup(ctx context.Context, have, n int, args ...string) (
 	if err != nil {
 		return res, err
 	}
-	time.Sleep(5 * time.Second)
+	// 30 s idle: 300 GETs, whose p99 is the fourth slowest (over 5 s it was
+	// the slowest of 50, and moved from 7.8 to 18.3 ms between runs).
+	time.Sleep(probeIdle)
 	res.ProbeIdleP99 = p.p99()
+
+	// The write floor, as a user in system:masters (whom the API server
+	// authorizes without RBAC) and as csv-cleaner's ServiceAccount, each
+	// with a finalizer of its own onto what csv-cleaner will patch.
+	for _, f := range []struct {
+		floor *WriteFloor
+		cfg   *rest.Config
+		id    string
+	}{{&res.FloorMasters, e.CP.MastersToken, "system:masters"}, {&res.Floor, e.CleanerID.Config, "csv-cleaner's ServiceAccount"}} {
+		finalizer := fmt.Sprintf("bench.csv-cleaner.io/floor-%d-%d", n, len(f.id))
+		if *f.floor, err = e.measureWriteFloor(ctx, f.cfg, f.id, finalizer, h, p); err != nil {
+			return res, fmt.Errorf("the write floor as %s: %w", f.id, err)
+		}
+		// The watch sees every floor patch before the next one reads the objects' versions.
+		if err := controlplane.WaitFor(ctx, 5*time.Minute, 50*time.Millisecond, func(context.Context) (bool, error) { return h.allCarry(finalizer), nil }); err != nil {
+			return res, fmt.Errorf("watching the write floor's patches: %w", err)
+		}
+	}
+	time.Sleep(5 * time.Second) // the API server settles, and the probe forgets the floor
+	_ = p.p99()
 
 	start := time.Now()
 	c, err := e.StartCleaner(ctx, fmt.Sprintf("csv-cleaner-startup-%d", n), args...)
@@ -203,19 +328,29 @@ func (e *Env) MeasureStartup(ctx context.Context, have, n int, args ...string) (
 	if err != nil {
 		return res, err
 	}
+	if path := os.Getenv("BENCH_APISERVER_PROFILE"); path != "" {
+		go e.profileAPIServer(ctx, path, 30*time.Second)
+	}
+	pctx, stopPace := context.WithCancel(ctx)
+	paceDone := make(chan []float64)
+	go func() { paceDone <- samplePace(pctx, c) }()
 	res.CPU, err = meter.during(func() error {
 		return controlplane.WaitFor(ctx, 30*time.Minute, 50*time.Millisecond, func(context.Context) (bool, error) { all, got := h.count(); return got == all, nil })
 	})
+	stopPace()
+	res.PaceLimits = <-paceDone
 	if err != nil {
 		return res, fmt.Errorf("waiting for csv-cleaner to hold the startup fleet: %w", err)
 	}
 	res.Took = time.Since(start)
+	res.ProbeSpans = p.p99Since(start, 10*time.Second)
 	res.ProbeP99 = p.p99()
 	m, err := c.Scrape(ctx)
 	if err != nil {
 		return res, err
 	}
 	res.Requests = m.Sum("rest_client_requests_total", nil)
+	res.RequestsByVerb = m.SumBy("csv_cleaner_client_requests_total", "verb")
 	res.Conflicts = m.Sum("rest_client_requests_total", map[string]string{"code": "409"})
 	res.PeakInflight = m.Sum("csv_cleaner_client_requests_in_flight_max", nil)
 	res.PeakRSSMiB, err = c.PeakRSSMiB()
@@ -223,3 +358,36 @@ func (e *Env) MeasureStartup(ctx context.Context, have, n int, args ...string) (
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// samplePace reads csv-cleaner's pace limit every second until ctx ends.
+func samplePace(ctx context.Context, c *Cleaner) []float64 {
+	var out []float64
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return out
+		case <-tick.C:
+		}
+		if m, err := c.Scrape(ctx); err == nil {
+			if v := m.Sum("csv_cleaner_write_pace_limit", nil); v > 0 {
+				out = append(out, v)
+			}
+		}
+	}
+}
+
+// profileAPIServer writes a CPU profile of kube-apiserver over d to path
+// (BENCH_APISERVER_PROFILE=path): what the first start costs it, by function.
+func (e *Env) profileAPIServer(ctx context.Context, path string, d time.Duration) {
+	cs, err := kubernetes.NewForConfig(e.CP.Config)
+	if err != nil {
+		return
+	}
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", fmt.Sprint(int(d.Seconds()))).
+		Timeout(d + 30*time.Second).DoRaw(ctx)
+	if err == nil {
+		_ = os.WriteFile(path, raw, 0o644)
+	}
+}

@@ -2,6 +2,8 @@ package controlplane
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -43,6 +45,12 @@ type ControlPlane struct {
 	Env *envtest.Environment
 	// Config is an admin's connection (system:masters).
 	Config *rest.Config
+	// MastersToken is a connection as a user in system:masters that
+	// authenticates with a bearer token (a static token file), as a
+	// ServiceAccount does, rather than with a client certificate, whose chain
+	// kube-apiserver verifies on every request: for comparisons of what a
+	// request costs kube-apiserver by identity.
+	MastersToken *rest.Config
 	// Kubeconfig is the path of a kubeconfig file for Config, for other processes.
 	Kubeconfig string
 	LogDir     string
@@ -111,9 +119,16 @@ func Start(opts Options) (*ControlPlane, error) {
 	}
 	env.ControlPlane.Etcd = &envtest.Etcd{Out: cp.logs[0], Err: cp.logs[0]}
 	env.ControlPlane.GetAPIServer().Out, env.ControlPlane.GetAPIServer().Err = cp.logs[1], cp.logs[1]
+	token, err := mastersTokenFile(dir)
+	if err != nil {
+		return nil, errors.Join(err, cp.closeLogs())
+	}
+	env.ControlPlane.GetAPIServer().Configure().Append("token-auth-file", filepath.Join(dir, "tokens.csv"))
 	if cp.Config, err = env.Start(); err != nil {
 		return nil, fmt.Errorf("starting etcd and kube-apiserver: %w", err)
 	}
+	cp.MastersToken = rest.AnonymousClientConfig(cp.Config)
+	cp.MastersToken.BearerToken = token
 	admin, err := env.AddUser(envtest.User{Name: "csv-cleaner-admin", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("adding an admin user: %w", err), cp.Stop())
@@ -217,4 +232,19 @@ func WaitFor(ctx context.Context, timeout, interval time.Duration, cond func(con
 		case <-t.C:
 		}
 	}
+}
+
+// mastersTokenFile writes kube-apiserver's static token file with one user
+// in system:masters, and returns its token.
+func mastersTokenFile(dir string) (string, error) {
+	raw := make([]byte, 16)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	token := hex.EncodeToString(raw)
+	line := token + ",csv-cleaner-masters,csv-cleaner-masters,\"system:masters\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(line), 0o600); err != nil {
+		return "", fmt.Errorf("writing the static token file: %w", err)
+	}
+	return token, nil
 }

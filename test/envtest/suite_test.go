@@ -104,7 +104,7 @@ func startManagerAs(identity *rest.Config, mutate ...func(*cleanup.SetupOptions)
 	Expect(err).NotTo(HaveOccurred())
 	opts := cleanup.SetupOptions{
 		Finalizers:    plan.Finalizers{Current: plan.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
-		DeleteWorkers: 8, MaxConcurrentReconciles: 4,
+		DeleteWorkers: 8, MaxConcurrentReconciles: 4, PaceWrites: true,
 	}
 	for _, m := range mutate {
 		m(&opts)
