@@ -118,8 +118,9 @@ $(BENCH_TOOLS): | hack/control-plane/build.sh
 ##@ Build
 
 .PHONY: build
-build: ## Build bin/csv-cleaner.
+build: ## Build bin/csv-cleaner, and bin/kubectl-csv_cleaner beside it (the same binary, as kubectl finds a plugin: `kubectl csv-cleaner plan ...`).
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(GO_LDFLAGS)" -o $(LOCALBIN)/csv-cleaner ./cmd/csv-cleaner
+	ln -sf csv-cleaner $(LOCALBIN)/kubectl-csv_cleaner
 
 .PHONY: run
 run: manifests ## Run csv-cleaner against the cluster of the current kubeconfig.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -20,7 +19,6 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/extension"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
-	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
 var version = "dev"
@@ -35,106 +33,25 @@ var version = "dev"
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=csv-cleaner
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch,namespace=csv-cleaner
 
-const rootUsage = `csv-cleaner makes the uninstall of an operator installed by OLM (a
-ClusterServiceVersion, or an OLM v1 ClusterExtension) complete, safe and
-resumable: it deletes the operator's custom resources, cluster RBAC and
-webhooks as its CleanupPolicy says, and releases its finalizer last.
-
-Usage:
-  csv-cleaner [flags]            Run the controller (in the cluster, or against $KUBECONFIG's).
-  csv-cleaner plan ...           Print what an uninstall of a CSV or a ClusterExtension would delete and keep, and what the API server would refuse; writes nothing.
-  csv-cleaner release [flags]    Remove every finalizer csv-cleaner placed, once it is gone.
-  csv-cleaner version            Print the version.
-
-Run 'csv-cleaner plan -h' or 'csv-cleaner release -h' for a subcommand's flags.
-
-Flags of the controller:
-`
-
-// stringList is a repeatable string flag.
-type stringList []string
-
-func (s *stringList) String() string     { return fmt.Sprint(*s) }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
-
 func main() {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "plan":
-			os.Exit(planCommand(os.Args[2:], os.Stdout, os.Stderr))
-		case "release":
-			os.Exit(releaseCommand(os.Args[2:], os.Stdout, os.Stderr))
-		case "version":
-			fmt.Println(version)
-			return
-		}
-	}
-	var (
-		metricsAddr, probeAddr, leaderNS string
-		pprofAddr                        string
-		leaderElect, secureMetrics       bool
-		finalizer                        string
-		legacy                           stringList
-		qps                              float64
-		burst, workers, deleteWorkers    int
-		lease                            leaseTimes
-		rbacHold, paceWrites             bool
-		holdFinalizer                    string
-		releaseTimeout                   time.Duration
-		operandRole                      string
-	)
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the metrics endpoint binds to; 0 disables it.")
-	flag.BoolVar(&secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS to clients that authenticate with a token and may get /metrics (a SubjectAccessReview); false serves plain HTTP to anyone.")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the health probes bind to.")
-	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "Address Go's pprof profiles are served on, for profiling; 0 (the default) disables them.")
-	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one replica acts at a time.")
-	flag.StringVar(&leaderNS, "leader-election-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the leader election lease; defaults to the pod's namespace.")
-	flag.DurationVar(&lease.duration, "leader-election-lease-duration", 15*time.Second, "How long a standby waits before it takes over a lease its leader stopped renewing.")
-	flag.DurationVar(&lease.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew its lease before it gives up leadership.")
-	flag.DurationVar(&lease.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease.")
-	flag.StringVar(&finalizer, "finalizer", plan.DefaultFinalizer, "Finalizer csv-cleaner puts on managed CSVs; give two instances different names.")
-	flag.Var(&legacy, "legacy-finalizer", "An earlier finalizer name of csv-cleaner's (repeatable): replaced on live CSVs, counted as ours on deleting ones.")
-	flag.BoolVar(&rbacHold, "rbac-hold", true, "Keep a managed operator's ClusterRoles and bindings in force until its operands are gone.")
-	flag.StringVar(&holdFinalizer, "rbac-hold-finalizer", rbac.HoldFinalizer, "Finalizer that holds the cluster RBAC; give two instances different names.")
-	flag.Float64Var(&qps, "kube-api-qps", cleanup.DefaultQPS, "Requests per second csv-cleaner's client may send to the API server.")
-	flag.IntVar(&burst, "kube-api-burst", cleanup.DefaultBurst, "Burst of requests csv-cleaner's client may send to the API server.")
-	flag.IntVar(&workers, "max-concurrent-reconciles", 4, "CSVs reconciled at once.")
-	flag.BoolVar(&paceWrites, "pace-writes", true, "Pace the finalizer and RBAC-hold patches of managed CSVs (thousands at a first start) by the API server's latency, up to 3 × --max-concurrent-reconciles in flight, so that other clients are not queued behind them.")
-	flag.IntVar(&deleteWorkers, "delete-workers", cleanup.DefaultDeleteWorkers, "Delete requests in flight at once for one uninstall (within the client's rate limit), and finalizer patches in flight when csv-cleaner releases everything.")
-	flag.DurationVar(&releaseTimeout, "release-timeout", cleanup.DefaultReleaseTimeout, "On SIGTERM while csv-cleaner is being uninstalled (its namespace terminating, or its CSV deleted with no CSV replacing it), how long it may take to remove every finalizer it placed; keep it below the pod's terminationGracePeriodSeconds.")
-	flag.StringVar(&operandRole, "operand-role", rbac.OperandRole, "Aggregated ClusterRole that grants csv-cleaner its rights on operands, which it binds to its own identity at start; empty binds nothing.")
-	opts := zap.Options{}
-	opts.BindFlags(flag.CommandLine)
-	flag.Usage = func() { _, _ = fmt.Fprint(flag.CommandLine.Output(), rootUsage); flag.PrintDefaults() }
-	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
-	log := ctrl.Log.WithName("setup")
-
-	if err := run(options{
-		metricsAddr: metricsAddr, secureMetrics: secureMetrics, probeAddr: probeAddr, pprofAddr: pprofAddr, leaderElect: leaderElect, leaderNS: leaderNS,
-		finalizers: plan.Finalizers{Current: finalizer, Legacy: legacy},
-		rbacHold:   holdFinalizer, noRBACHold: !rbacHold,
-		qps: float32(qps), burst: burst, workers: workers, deleteWorkers: deleteWorkers, lease: lease,
-		releaseTimeout: releaseTimeout, operandRole: operandRole, paceWrites: paceWrites,
-	}); err != nil {
-		log.Error(err, "csv-cleaner stopped")
-		os.Exit(1)
-	}
+	os.Exit(execute(os.Args[0], os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// options are the controller's flags (controllerFlags).
 type options struct {
 	metricsAddr, probeAddr, leaderNS string
 	pprofAddr                        string
 	leaderElect, secureMetrics       bool
 	finalizers                       plan.Finalizers
-	qps                              float32
+	qps                              float64
 	burst, workers, deleteWorkers    int
 	lease                            leaseTimes
 	rbacHold                         string
-	noRBACHold                       bool
+	rbacHoldOn                       bool
 	releaseTimeout                   time.Duration
 	operandRole                      string
 	paceWrites                       bool
+	zap                              zap.Options
 }
 
 type leaseTimes struct{ duration, renewDeadline, retryPeriod time.Duration }
@@ -145,7 +62,7 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
-	cfg.QPS, cfg.Burst = o.qps, o.burst
+	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
 	cfg.UserAgent = "csv-cleaner/" + version
 	cleanup.ClientConfig(cfg)
 
@@ -168,7 +85,7 @@ func run(o options) error {
 	}
 	setup := cleanup.SetupOptions{
 		Finalizers: o.finalizers, MaxConcurrentReconciles: o.workers, DeleteWorkers: o.deleteWorkers,
-		RBACHold: o.rbacHold, DisableRBACHold: o.noRBACHold,
+		RBACHold: o.rbacHold, DisableRBACHold: !o.rbacHoldOn,
 		// OLM sets OPERATOR_CONDITION_NAME, the CSV's name, in the pods of
 		// every operator it installs; the namespace comes from the Downward API.
 		Self:        types.NamespacedName{Namespace: os.Getenv("POD_NAMESPACE"), Name: os.Getenv("OPERATOR_CONDITION_NAME")},

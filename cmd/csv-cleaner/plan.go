@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -16,79 +16,55 @@ import (
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/extension"
+	"github.com/csv-cleaner/csv-cleaner/pkg/planprint"
 )
 
-const planUsage = `Usage: csv-cleaner plan --namespace NAMESPACE [-o table|json] CSV
-       csv-cleaner plan clusterextension [-o table|json] NAME
-
-Prints what an uninstall of the CSV, or of the OLM v1 ClusterExtension,
+// newPlanCommand is `csv-cleaner plan`.
+func newPlanCommand(stdout io.Writer) *cobra.Command {
+	var namespace, output, kubeconfig, serviceAccount string
+	cmd := &cobra.Command{
+		Use:   "plan (--namespace NAMESPACE CSV | clusterextension NAME)",
+		Short: "Print what an uninstall would delete and keep, and what the API server would refuse; writes nothing",
+		Long: `Prints what an uninstall of the CSV, or of the OLM v1 ClusterExtension,
 would delete and keep right now, and why, and what the API server would
 refuse it: a right csv-cleaner lacks (a SubjectAccessReview for the
 identity csv-cleaner runs as, found from the binding it makes for itself at
 start, or --service-account) and a delete a webhook or an admission policy
 refuses (a server-side dry-run DELETE of one object of each kind). It writes
-nothing.
-
-`
-
-// planCommand runs `csv-cleaner plan`; it returns the process's exit code.
-func planCommand(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { _, _ = fmt.Fprint(stderr, planUsage); fs.PrintDefaults() }
-	var namespace, output, kubeconfig, serviceAccount string
-	fs.StringVar(&namespace, "namespace", "", "Namespace of the CSV.")
-	fs.StringVar(&namespace, "n", "", "Shorthand for --namespace.")
-	fs.StringVar(&output, "o", "table", "Output format: table or json.")
-	fs.StringVar(&output, "output", "table", "Output format: table or json.")
+nothing.`,
+		Example: `  csv-cleaner plan --namespace operators my-operator.v1.2.3
+  csv-cleaner plan clusterextension my-extension -o json
+  kubectl csv-cleaner plan -n operators my-operator.v1.2.3`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			if output != "table" && output != "json" {
+				return usagef("unknown output format %q (table or json)", output)
+			}
+			var sa *types.NamespacedName
+			if serviceAccount != "" {
+				parsed, ok := parseServiceAccount(serviceAccount)
+				if !ok {
+					return usagef("--service-account %q is not NAMESPACE/NAME", serviceAccount)
+				}
+				sa = &parsed
+			}
+			switch {
+			case len(args) == 2 && isExtensionKind(args[0]):
+				return printExtensionPlan(kubeconfig, args[1], output, sa, stdout)
+			case len(args) > 1:
+				return usagef("one CSV at a time, or clusterextension NAME; got %q", args)
+			case len(args) == 0 || namespace == "":
+				return usagef("a CSV name and --namespace are required")
+			}
+			return printPlan(kubeconfig, types.NamespacedName{Namespace: namespace, Name: args[0]}, output, sa, stdout)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&namespace, "namespace", "n", "", "Namespace of the CSV.")
+	fs.StringVarP(&output, "output", "o", "table", "Output format: table or json.")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig; defaults to $KUBECONFIG, the in-cluster config, then ~/.kube/config.")
 	fs.StringVar(&serviceAccount, "service-account", "", "NAMESPACE/NAME: check the rights of this ServiceAccount rather than of the identity csv-cleaner runs as (found from the operand binding it makes for itself at start).")
-	positional, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
-	}
-	var sa *types.NamespacedName
-	if serviceAccount != "" {
-		parsed, ok := parseServiceAccount(serviceAccount)
-		if !ok {
-			_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: --service-account %q is not NAMESPACE/NAME\n", serviceAccount)
-			return 2
-		}
-		sa = &parsed
-	}
-	if len(positional) == 2 && isExtensionKind(positional[0]) {
-		if output != "table" && output != "json" {
-			_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: unknown output format %q (table or json)\n", output)
-			return 2
-		}
-		if err := printExtensionPlan(kubeconfig, positional[1], output, sa, stdout); err != nil {
-			_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: %v\n", err)
-			return 1
-		}
-		return 0
-	}
-	if len(positional) > 1 {
-		_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: one CSV at a time, or clusterextension NAME; got %v\n", positional)
-		return 2
-	}
-	csv := ""
-	if len(positional) == 1 {
-		csv = positional[0]
-	}
-	switch {
-	case namespace == "" || csv == "":
-		_, _ = fmt.Fprintln(stderr, "csv-cleaner plan: a CSV name and --namespace are required")
-		fs.Usage()
-		return 2
-	case output != "table" && output != "json":
-		_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: unknown output format %q (table or json)\n", output)
-		return 2
-	}
-	if err := printPlan(kubeconfig, types.NamespacedName{Namespace: namespace, Name: csv}, output, sa, stdout); err != nil {
-		_, _ = fmt.Fprintf(stderr, "csv-cleaner plan: %v\n", err)
-		return 1
-	}
-	return 0
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
 }
 
 // parseServiceAccount reads NAMESPACE/NAME.
@@ -146,9 +122,9 @@ func readAndPrint(kubeconfig, output string, sa *types.NamespacedName, stdout io
 
 func writePlan(d *cleanup.DryRun, output string, stdout io.Writer) error {
 	if output == "json" {
-		return d.WriteJSON(stdout)
+		return planprint.JSON(stdout, d)
 	}
-	return d.WriteTable(stdout)
+	return planprint.Table(stdout, d)
 }
 
 // loadConfig loads the kubeconfig named, or else the default one.
@@ -166,21 +142,4 @@ func loadConfig(kubeconfig, userAgent string) (*rest.Config, error) {
 	cfg.UserAgent = userAgent
 	cfg.Wrap(cleanup.Retry.Transport) // reads retried in place while the API server fails for a moment
 	return cfg, nil
-}
-
-// parseInterspersed parses flags before and after the positional
-// arguments, as kubectl does.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	return positional, nil
 }

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
@@ -14,56 +14,54 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
-const releaseUsage = `Usage: csv-cleaner release [flags]
-
-Removes every finalizer csv-cleaner placed that is still in the cluster:
+// newReleaseCommand is `csv-cleaner release`.
+func newReleaseCommand(stdout io.Writer) *cobra.Command {
+	var (
+		kubeconfig, finalizer, hold string
+		legacy                      []string
+		workers                     int
+		timeout                     time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "release",
+		Short: "Remove every finalizer csv-cleaner placed, once it is gone",
+		Long: `Removes every finalizer csv-cleaner placed that is still in the cluster:
 its finalizer (and the legacy names given) from every CSV, and the RBAC hold
 from every ClusterRole and ClusterRoleBinding. Run it when csv-cleaner is
 gone and could not do this itself (it was killed before its grace period
 ended, say). Uninstalls still under way are abandoned, with a Warning Event
-on their CSV. It prints each object it changed.
-
-`
-
-// releaseCommand runs `csv-cleaner release`; it returns the process's exit code.
-func releaseCommand(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("release", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { _, _ = fmt.Fprint(stderr, releaseUsage); fs.PrintDefaults() }
-	var (
-		kubeconfig, finalizer, hold string
-		legacy                      stringList
-		workers                     int
-		timeout                     time.Duration
-	)
+on their CSV. It prints each object it changed.`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return release(stdout, kubeconfig, cleanup.Releaser{Finalizers: plan.Finalizers{Current: finalizer, Legacy: legacy},
+				Hold: hold, Workers: workers, Reporter: "csv-cleaner-release"}, timeout)
+		},
+	}
+	fs := cmd.Flags()
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig; defaults to $KUBECONFIG, the in-cluster config, then ~/.kube/config.")
 	fs.StringVar(&finalizer, "finalizer", plan.DefaultFinalizer, "csv-cleaner's finalizer on CSVs.")
-	fs.Var(&legacy, "legacy-finalizer", "An earlier finalizer name of csv-cleaner's to remove too (repeatable).")
+	fs.StringArrayVar(&legacy, "legacy-finalizer", nil, "An earlier finalizer name of csv-cleaner's to remove too (repeatable).")
 	fs.StringVar(&hold, "rbac-hold-finalizer", rbac.HoldFinalizer, "The RBAC hold's finalizer on ClusterRoles and bindings.")
 	fs.IntVar(&workers, "workers", cleanup.DefaultDeleteWorkers, "Patches in flight at once.")
 	fs.DurationVar(&timeout, "timeout", 10*time.Minute, "How long it may take.")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		_, _ = fmt.Fprintf(stderr, "csv-cleaner release: no arguments expected, got %v\n", fs.Args())
-		return 2
-	}
+	return cmd
+}
+
+// release removes the finalizers rl names from the cluster of kubeconfig
+// within timeout and prints each object it changed.
+func release(stdout io.Writer, kubeconfig string, rl cleanup.Releaser, timeout time.Duration) error {
 	cfg, err := loadConfig(kubeconfig, "csv-cleaner-release/"+version)
 	if err != nil {
-		_, _ = fmt.Fprintf(stderr, "csv-cleaner release: %v\n", err)
-		return 1
+		return err
 	}
 	c, err := client.New(cfg, client.Options{Scheme: cleanup.Scheme()})
 	if err != nil {
-		_, _ = fmt.Fprintf(stderr, "csv-cleaner release: creating the client: %v\n", err)
-		return 1
+		return fmt.Errorf("creating the client: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	c = cleanup.Retry.Client(c) // every request retried in place while it fails transiently
-	rl := cleanup.Releaser{Live: c, Writer: c, Finalizers: plan.Finalizers{Current: finalizer, Legacy: legacy},
-		Hold: hold, Workers: workers, Reporter: "csv-cleaner-release"}
+	rl.Live, rl.Writer = c, c
 	released, err := rl.ReleaseOthers(ctx)
 	abandoned := 0
 	for _, r := range released {
@@ -75,9 +73,5 @@ func releaseCommand(args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintf(stdout, "%s%s\n", r, note)
 	}
 	_, _ = fmt.Fprintf(stdout, "Released %d objects (%d uninstalls abandoned).\n", len(released), abandoned)
-	if err != nil {
-		_, _ = fmt.Fprintf(stderr, "csv-cleaner release: %v\n", err)
-		return 1
-	}
-	return 0
+	return err
 }

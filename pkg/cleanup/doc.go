@@ -32,9 +32,9 @@
 // Every decision of an uninstall is a pure function of pkg/plan. The
 // Gatherer (gather.go) is the one reader of their inputs, for the uninstall
 // and the dry run alike; the steps carry out what pkg/plan decides
-// (operandstep.go, operands.go, steps.go) and the dry run prints the same
+// (operandstep.go, operands.go, steps.go) and the dry run lists the same
 // items (dryrun.go; a kind it cannot read is an Unread row,
-// dryrun_instances.go), and foresees what the API server would refuse the
+// dryrun_instances.go; pkg/planprint prints them), and foresees what the API server would refuse the
 // run (Foresee, foresee.go: a SubjectAccessReview for the identity
 // csv-cleaner runs as, found from its operand bindings, and a dry-run
 // DELETE). DecideSelf (selffate.go) decides csv-cleaner's own fate.

@@ -1,4 +1,4 @@
-package cleanup
+package planprint
 
 import (
 	"encoding/json"
@@ -6,11 +6,12 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
-// WriteTable prints a dry run for a person: the verdict, then one line per object.
-func (d *DryRun) WriteTable(w io.Writer) error {
+// Table prints a dry run for a person: the verdict, then one line per object.
+func Table(w io.Writer, d *cleanup.DryRun) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	var err error
 	printf := func(format string, args ...any) {
@@ -82,12 +83,28 @@ func (d *DryRun) WriteTable(w io.Writer) error {
 	return nil
 }
 
-// WriteJSON prints a dry run for a program.
-func (d *DryRun) WriteJSON(w io.Writer) error {
+// JSON prints a dry run for a program.
+func JSON(w io.Writer, d *cleanup.DryRun) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(d); err != nil {
 		return fmt.Errorf("writing the plan: %w", err)
 	}
 	return nil
+}
+
+// path is namespace/name, or name for a cluster-scoped object.
+func path(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+// kinds counts kinds in words.
+func kinds(n int) string {
+	if n == 1 {
+		return "1 kind"
+	}
+	return fmt.Sprintf("%d kinds", n)
 }

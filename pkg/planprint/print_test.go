@@ -1,0 +1,77 @@
+package planprint
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+)
+
+func sample() *cleanup.DryRun {
+	return &cleanup.DryRun{
+		CSV: cleanup.CSVRef{Namespace: "operators", Name: "my-operator.v1"}, Policy: "default",
+		Verdict: "Incomplete", Message: "1 kind could not be read",
+		Items: []plan.Item{
+			{Action: plan.ActionDelete, Kind: "Widget.example.com", Namespace: "apps", Name: "w1", Reason: "Owned"},
+			{Action: plan.ActionKeep, Kind: "ClusterRole", Name: "my-operator-role", Reason: "SharedWithCSV", Message: "another CSV owns it"},
+			{Action: plan.ActionUpdate, Kind: "CustomResourceDefinition", Name: "widgets.example.com", Reason: "ConversionToNone"},
+		},
+		Unread:   []cleanup.Unread{{Kind: "Gadget.example.com", Reason: "ConversionFailed", Message: "connection refused"}},
+		Refusals: []cleanup.Foreseen{{Kind: "Widget.example.com", Reason: "Forbidden", Message: "may not delete"}},
+		Notes:    []string{"the identity csv-cleaner runs as was not found"},
+	}
+}
+
+// TestTable prints every part a person reads: the subject, the verdict,
+// one line per object, what could not be read, what would be refused,
+// the notes and the totals.
+func TestTable(t *testing.T) {
+	var b bytes.Buffer
+	if err := Table(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"CSV:", "operators/my-operator.v1", "Policy:", "Verdict:", "Incomplete: 1 kind could not be read",
+		"ACTION", "Delete", "apps", "w1", "Keep", "my-operator-role",
+		"UNREAD", "Gadget.example.com", "ConversionFailed",
+		"REFUSED", "Forbidden", "may not delete",
+		"Note:", "ClusterRole my-operator-role: another CSV owns it", "the identity csv-cleaner runs as was not found",
+		"1 to delete, 1 to keep, 1 to update, 1 kind unread",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "-  ") {
+		t.Errorf("a cluster-scoped object's namespace is not shown as -:\n%s", out)
+	}
+}
+
+func TestTableOfAClusterExtension(t *testing.T) {
+	var b bytes.Buffer
+	if err := Table(&b, &cleanup.DryRun{ClusterExtension: "my-extension", Verdict: "Unmanaged", Message: "no policy selects it"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "ClusterExtension:") || strings.Contains(out, "CSV:") || strings.Contains(out, "ACTION") {
+		t.Errorf("an extension's plan without items:\n%s", out)
+	}
+}
+
+// TestJSON round-trips the dry run: a program reads what the table shows.
+func TestJSON(t *testing.T) {
+	var b bytes.Buffer
+	if err := JSON(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
+	var back cleanup.DryRun
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatalf("%v:\n%s", err, b.String())
+	}
+	if back.Verdict != "Incomplete" || len(back.Items) != 3 || len(back.Unread) != 1 || back.Items[0].Name != "w1" {
+		t.Errorf("read back %+v", back)
+	}
+}
