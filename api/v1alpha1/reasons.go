@@ -3,8 +3,8 @@ package v1alpha1
 // The reasons a user sees in a CSVCleanup's status: status.reason of a
 // Skipped or Blocked uninstall, the kept reasons of status.counts, and the
 // reasons of status.blocking. Each is listed, with its meaning, in
-// SkipReasons, KeptReasons and BlockedReasons, which the README's table of
-// reasons is checked against (test/bundle).
+// SkipReasons, KeptReasons and BlockedReasons, which the table of reasons
+// of docs/policy.md is checked against (reasons_test.go).
 
 // Reasons an object is kept, in status.counts[].kept.
 const (

@@ -67,7 +67,7 @@ func (r Refusal) advice() string {
 	case cleanupv1alpha1.BlockedConversionFailed:
 		return "the CRD's conversion webhook fails, so its instances cannot be read; bring the operator back, or set the CRD's spec.conversion to None"
 	case cleanupv1alpha1.BlockedForbidden:
-		return "grant csv-cleaner the right (README, \"What csv-cleaner may do, and why\")"
+		return "grant csv-cleaner the right (docs/rights.md, \"What csv-cleaner may do, and why\")"
 	case cleanupv1alpha1.BlockedAdmissionRefused:
 		if r.Unreachable {
 			return "the webhook " + quote(r.Source) + " cannot be called; bring its service back or remove its configuration, or let onTimeout apply once operandTimeout has passed"

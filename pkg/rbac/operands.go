@@ -56,7 +56,7 @@ var OperandVerbs = []string{"list", "delete", "patch"}
 func HowToGrant(resource string) string {
 	return fmt.Sprintf("no ClusterRole aggregated into %s grants it: OLM's per-CRD role <crd>-<version>-admin (labels %s) "+
 		"appears once the operator's CSV has Succeeded; for a CRD OLM did not install, apply a ClusterRole labelled %s=true "+
-		"that grants %s on %s (README, \"Operands of CRDs OLM did not install\")",
+		"that grants %s on %s (docs/rights.md, \"Operands of CRDs OLM did not install\")",
 		OperandRole, OLMAdminRoleSelector(), OperandGrantLabel, strings.Join(OperandVerbs, ", "), resource)
 }
 

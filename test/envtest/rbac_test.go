@@ -109,13 +109,14 @@ func access(ctx context.Context, verb, group, resource, name string) bool {
 	return sar.Status.Allowed
 }
 
-// readmeBlock returns the first ```yaml block of the README after heading.
-func readmeBlock(heading string) string {
+// docBlock returns the first ```yaml block of a page of the docs (a path
+// from the repository's root) after heading.
+func docBlock(page, heading string) string {
 	GinkgoHelper()
-	raw, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "README.md"))
+	raw, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), page))
 	Expect(err).NotTo(HaveOccurred())
 	_, after, found := strings.Cut(string(raw), heading+"\n")
-	Expect(found).To(BeTrue(), "README has no heading %q", heading)
+	Expect(found).To(BeTrue(), "%s has no heading %q", page, heading)
 	_, block, found := strings.Cut(after, "```yaml\n")
 	Expect(found).To(BeTrue(), "no yaml block after %q", heading)
 	block, _, found = strings.Cut(block, "```")
@@ -259,7 +260,7 @@ var _ = Describe("csv-cleaner's own permissions, as shipped", Ordered, func() {
 			Subjects: []rbacv1.Subject{deployedSubject}}, client.DryRunAll)).To(Succeed())
 	})
 
-	It("block the uninstall, deleting nothing, on the CRD OLM did not install, naming the kind, the verbs and the label, and it resumes once the README's role is applied", func(ctx SpecContext) {
+	It("block the uninstall, deleting nothing, on the CRD OLM did not install, naming the kind, the verbs and the label, and it resumes once the role docs/rights.md shows is applied", func(ctx SpecContext) {
 		By("planning first: a SubjectAccessReview for the ServiceAccount csv-cleaner runs as (found from its operand binding) foresees the missing right")
 		dry, err := cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
@@ -279,9 +280,9 @@ var _ = Describe("csv-cleaner's own permissions, as shipped", Ordered, func() {
 		// Nothing deleted, not even the Widget csv-cleaner may delete.
 		Expect(s.remaining(ctx)).To(ContainElements("Widget "+s.ns("a")+"/w1", "Gadget "+s.ns("a")+"/g1", "CSV", "ClusterRole lp-role"))
 
-		By("applying the ClusterRole the README shows, for the Gadget's group")
+		By("applying the ClusterRole docs/rights.md shows, for the Gadget's group")
 		grant := &rbacv1.ClusterRole{}
-		Expect(yaml.Unmarshal([]byte(strings.ReplaceAll(readmeBlock("#### Operands of CRDs OLM did not install"), "example.com", gadgets.Group)), grant)).To(Succeed())
+		Expect(yaml.Unmarshal([]byte(strings.ReplaceAll(docBlock("docs/rights.md", "## Operands of CRDs OLM did not install"), "example.com", gadgets.Group)), grant)).To(Succeed())
 		Expect(grant.Labels).To(HaveKeyWithValue(rbac.OperandGrantLabel, "true"))
 		Expect(k8s.Create(ctx, grant)).To(Succeed())
 		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, grant))).To(Succeed()) })
