@@ -83,7 +83,7 @@ func (a acknowledger) Reconcile(ctx context.Context, req reconcile.Request) (rec
 // of its namespace holds the CSV itself and its siblings, the namespace is
 // read from the cache, and the record is created before it is read.
 func (r *Reconciler) acknowledge(ctx context.Context, cached client.Object) error {
-	if fate, _, err := r.SelfFate(ctx); err != nil || fate == SelfUninstalled {
+	if fate, _, err := r.SelfFate(ctx); err != nil || fate == plan.SelfUninstalled {
 		return err // csv-cleaner is going: it releases every CSV instead
 	}
 	g := r.gather()

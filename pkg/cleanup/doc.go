@@ -8,7 +8,7 @@
 // so a restart at any point resumes the uninstall. While a managed CSV is
 // installed it holds the CSV's cluster RBAC (hold.go), released once the
 // operands are gone. What happens to csv-cleaner's own install
-// (DecideSelf, selffate.go) decides the rest: an upgrade or a reinstall
+// (plan.DecideSelf) decides the rest: an upgrade or a reinstall
 // releases only its own CSV and RBAC (self.go); its uninstall, or its
 // namespace going, removes every finalizer it placed (Releaser,
 // release.go), in its reconcile and on SIGTERM (ReleaseOnExit, exit.go).
@@ -37,7 +37,7 @@
 // dryrun_instances.go; pkg/planprint prints them), and foresees what the API server would refuse the
 // run (Foresee, foresee.go: a SubjectAccessReview for the identity
 // csv-cleaner runs as, found from its operand bindings, and a dry-run
-// DELETE). DecideSelf (selffate.go) decides csv-cleaner's own fate.
+// DELETE).
 //
 // An operand created in the second its uninstall began is told apart at
 // the deletion's revision: the watch gives it (revision.go), or, when

@@ -7,11 +7,13 @@ import (
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // ReleaseOnExit runs after a signal stopped csv-cleaner's manager: on
 // SIGTERM the kubelet gives a pod its termination grace period, and when
-// csv-cleaner is stopping because it is being uninstalled (DecideSelf: its
+// csv-cleaner is stopping because it is being uninstalled (plan.DecideSelf: its
 // namespace is terminating, or its CSV is deleted with no CSV replacing it)
 // it uses that time to remove every finalizer it placed, its own CSV's
 // last. That is the only chance when its namespace is deleted: the
@@ -41,14 +43,14 @@ func ReleaseOnExit(ctx context.Context, c client.Client, o SetupOptions) error {
 	if err != nil {
 		return err
 	}
-	fate, why := DecideSelf(in)
+	fate, why := plan.DecideSelf(in)
 	rl := Releaser{Live: c, Writer: c, Finalizers: o.Finalizers, Hold: holdToRelease(o.RBACHold), Self: o.Self,
 		Workers: max(1, o.DeleteWorkers), Reporter: reporter()}
 	switch fate {
-	case SelfInstalled:
+	case plan.SelfInstalled:
 		log.Info("Stopping; csv-cleaner is not being uninstalled, so every finalizer stays for the next csv-cleaner to run")
 		return nil
-	case SelfReplaced:
+	case plan.SelfReplaced:
 		log.Info("Stopping; another version takes over, so csv-cleaner releases only its own CSV and RBAC", "why", why)
 		_, err := rl.ReleaseSelf(ctx)
 		return err

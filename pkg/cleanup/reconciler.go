@@ -56,7 +56,7 @@ type Reconciler struct {
 	// selfSeen remembers a replacement or an uninstall of its own CSV once
 	// seen (SelfFate), with why.
 	selfMu   sync.Mutex
-	selfSeen SelfFate
+	selfSeen plan.SelfFate
 	selfWhy  string
 	// selfExt is the ClusterExtension that installed csv-cleaner, when OLM
 	// v1 did (WatchOwnExtension); nil otherwise.
@@ -120,7 +120,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if r.isSelf(csv) {
 		return r.reconcileSelf(ctx, csv, fate, why)
 	}
-	if fate == SelfUninstalled {
+	if fate == plan.SelfUninstalled {
 		return ctrl.Result{}, inStep("release", r.release(ctx, csv))
 	}
 	policy, err := r.gather().Policy(ctx, csv)

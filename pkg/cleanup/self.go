@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
@@ -22,7 +23,7 @@ func (r *Reconciler) isSelf(csv metav1.Object) bool {
 	return r.Self.Name != "" && csvKey(csv) == r.Self
 }
 
-// SelfFate says what is happening to csv-cleaner's own install (DecideSelf).
+// SelfFate says what is happening to csv-cleaner's own install (plan.DecideSelf).
 // While it is installed that takes two reads of the cache (its namespace and
 // its CSV's metadata); only once its CSV is deleted or gone does it read the
 // CSVs and Subscriptions of its namespace live. A replacement or an
@@ -30,17 +31,17 @@ func (r *Reconciler) isSelf(csv metav1.Object) bool {
 // (a reinstall re-creates it); a terminating namespace turns a replacement
 // into an uninstall. Installed by OLM v1 (no CSV of its own), it is what
 // happens to its ClusterExtension (selfExtensionFate). Both controllers ask.
-func (r *Reconciler) SelfFate(ctx context.Context) (SelfFate, string, error) {
+func (r *Reconciler) SelfFate(ctx context.Context) (plan.SelfFate, string, error) {
 	ns := r.namespace()
 	if ns == "" {
-		return SelfInstalled, "", nil
+		return plan.SelfInstalled, "", nil
 	}
 	namespace := &corev1.Namespace{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: ns}, namespace); err != nil && !apierrors.IsNotFound(err) {
-		return SelfInstalled, "", fmt.Errorf("getting csv-cleaner's namespace %s: %w", ns, err)
+		return plan.SelfInstalled, "", fmt.Errorf("getting csv-cleaner's namespace %s: %w", ns, err)
 	}
 	if !namespace.DeletionTimestamp.IsZero() {
-		fate, why := DecideSelf(SelfInput{Self: r.Self, NamespaceTerminating: true})
+		fate, why := plan.DecideSelf(plan.SelfInput{Self: r.Self, NamespaceTerminating: true})
 		return fate, why, nil
 	}
 	if r.Self.Name == "" {
@@ -49,24 +50,24 @@ func (r *Reconciler) SelfFate(ctx context.Context) (SelfFate, string, error) {
 	self := csvMetadata()
 	err := r.Client.Get(ctx, r.Self, self)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return SelfInstalled, "", fmt.Errorf("getting csv-cleaner's own CSV %s: %w", r.Self, err)
+		return plan.SelfInstalled, "", fmt.Errorf("getting csv-cleaner's own CSV %s: %w", r.Self, err)
 	}
 	r.selfMu.Lock()
 	defer r.selfMu.Unlock()
 	if err == nil && self.DeletionTimestamp.IsZero() {
 		// Installed (again, after a reinstall): what was seen before is over.
-		r.selfSeen, r.selfWhy = SelfInstalled, ""
-		return SelfInstalled, "", nil
+		r.selfSeen, r.selfWhy = plan.SelfInstalled, ""
+		return plan.SelfInstalled, "", nil
 	}
-	if r.selfSeen != SelfInstalled {
+	if r.selfSeen != plan.SelfInstalled {
 		return r.selfSeen, r.selfWhy, nil
 	}
 	in, err := readSelfInput(ctx, r.APIReader, r.Self, ns)
 	if err != nil {
-		return SelfInstalled, "", err
+		return plan.SelfInstalled, "", err
 	}
-	fate, why := DecideSelf(in)
-	if fate != SelfInstalled {
+	fate, why := plan.DecideSelf(in)
+	if fate != plan.SelfInstalled {
 		logr.FromContextOrDiscard(ctx).Info("csv-cleaner's own CSV is being deleted", "self", r.Self, "fate", fate.String(), "why", why)
 		r.selfSeen, r.selfWhy = fate, why
 	}
@@ -81,9 +82,9 @@ func (r *Reconciler) namespace() string {
 	return r.Self.Namespace
 }
 
-// readSelfInput reads with reader what DecideSelf needs.
-func readSelfInput(ctx context.Context, reader client.Reader, self types.NamespacedName, namespace string) (SelfInput, error) {
-	in := SelfInput{Self: self}
+// readSelfInput reads with reader what plan.DecideSelf needs.
+func readSelfInput(ctx context.Context, reader client.Reader, self types.NamespacedName, namespace string) (plan.SelfInput, error) {
+	in := plan.SelfInput{Self: self}
 	if namespace == "" {
 		return in, nil
 	}
@@ -120,7 +121,7 @@ func readSelfInput(ctx context.Context, reader client.Reader, self types.Namespa
 
 // reconcileSelf keeps csv-cleaner's finalizer on its own CSV, whatever the
 // policies say, so that it runs when csv-cleaner is uninstalled, and acts on
-// what DecideSelf says of its deletion:
+// what plan.DecideSelf says of its deletion:
 //   - replaced (an upgrade, a reinstall): it releases its own CSV and the hold
 //     on its own version's RBAC, and leaves every other finalizer to the
 //     version that takes over;
@@ -134,10 +135,10 @@ func readSelfInput(ctx context.Context, reader client.Reader, self types.Namespa
 // ClusterRoles (rbac.EnsureSelfBindings) that OLM does not delete. Its own
 // ClusterRoles are released last, and the garbage collector then removes
 // that binding.
-func (r *Reconciler) reconcileSelf(ctx context.Context, self *metav1.PartialObjectMetadata, fate SelfFate, why string) (ctrl.Result, error) {
+func (r *Reconciler) reconcileSelf(ctx context.Context, self *metav1.PartialObjectMetadata, fate plan.SelfFate, why string) (ctrl.Result, error) {
 	log := logr.FromContextOrDiscard(ctx)
 	switch fate {
-	case SelfReplaced:
+	case plan.SelfReplaced:
 		if r.Finalizers.HeldBy(self.Finalizers) {
 			log.Info("Releasing csv-cleaner's own CSV and its own RBAC only: the version that takes over keeps every other finalizer", "why", why)
 			r.event(self, corev1.EventTypeNormal, "HandedOver", "Upgrade",
@@ -147,7 +148,7 @@ func (r *Reconciler) reconcileSelf(ctx context.Context, self *metav1.PartialObje
 			}
 		}
 		return ctrl.Result{}, r.releaseOwnRBAC(ctx)
-	case SelfUninstalled:
+	case plan.SelfUninstalled:
 		return r.reconcileSelfUninstall(ctx, self, why)
 	}
 	if err := r.patchFinalizers(ctx, self, r.Finalizers.Ensure); err != nil {

@@ -124,22 +124,22 @@ func (r *Reconciler) IsOwnExtension(ctx context.Context, ext metav1.Object) (boo
 // installed csv-cleaner: its deletion, or its absence once known, is
 // csv-cleaner's uninstall. OLM v1 upgrades an extension in place, so a
 // deleted extension is never replaced by another version.
-func (r *Reconciler) selfExtensionFate(ctx context.Context) (SelfFate, string, error) {
+func (r *Reconciler) selfExtensionFate(ctx context.Context) (plan.SelfFate, string, error) {
 	self, err := r.selfExt.get(ctx)
 	if err != nil || self == nil {
-		return SelfInstalled, "", err
+		return plan.SelfInstalled, "", err
 	}
 	ext := &metav1.PartialObjectMetadata{}
 	ext.SetGroupVersionKind(extensionKind)
 	switch err := r.Client.Get(ctx, client.ObjectKey{Name: self.Name}, ext); {
 	case apierrors.IsNotFound(err), err == nil && ext.UID != self.UID:
-		return SelfUninstalled, fmt.Sprintf("its ClusterExtension %s is gone", self.Name), nil
+		return plan.SelfUninstalled, fmt.Sprintf("its ClusterExtension %s is gone", self.Name), nil
 	case err != nil:
-		return SelfInstalled, "", fmt.Errorf("getting csv-cleaner's own ClusterExtension %s: %w", self.Name, err)
+		return plan.SelfInstalled, "", fmt.Errorf("getting csv-cleaner's own ClusterExtension %s: %w", self.Name, err)
 	case !ext.DeletionTimestamp.IsZero():
-		return SelfUninstalled, fmt.Sprintf("its ClusterExtension %s is deleted", self.Name), nil
+		return plan.SelfUninstalled, fmt.Sprintf("its ClusterExtension %s is deleted", self.Name), nil
 	}
-	return SelfInstalled, "", nil
+	return plan.SelfInstalled, "", nil
 }
 
 // ReleaseForOwnExtension is csv-cleaner's own uninstall when OLM v1

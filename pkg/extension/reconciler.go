@@ -68,7 +68,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if own {
 		return r.reconcileSelf(ctx, ext, fate, why)
 	}
-	if fate == cleanup.SelfUninstalled {
+	if fate == plan.SelfUninstalled {
 		// csv-cleaner is being uninstalled: it lets go of every extension.
 		return ctrl.Result{}, r.patchFinalizers(ctx, ext, r.Finalizers.Remove)
 	}
@@ -93,8 +93,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // leaves csv-cleaner's Deployment and RBAC in force while the extension is
 // deleting, and csv-cleaner removes every finalizer it placed before it
 // releases its own extension, last.
-func (r *Reconciler) reconcileSelf(ctx context.Context, ext *metav1.PartialObjectMetadata, fate cleanup.SelfFate, why string) (ctrl.Result, error) {
-	if fate != cleanup.SelfUninstalled {
+func (r *Reconciler) reconcileSelf(ctx context.Context, ext *metav1.PartialObjectMetadata, fate plan.SelfFate, why string) (ctrl.Result, error) {
+	if fate != plan.SelfUninstalled {
 		return ctrl.Result{}, r.patchFinalizers(ctx, ext, r.Finalizers.Ensure)
 	}
 	if !r.Finalizers.HeldBy(ext.Finalizers) {

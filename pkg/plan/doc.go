@@ -24,6 +24,9 @@
 //     whose webhook fails; StoredVersions: where a plan can still read it);
 //   - identity.go: what a plan foresees of csv-cleaner's rights when it may
 //     run as several identities (JudgeDenials);
+//   - self.go: csv-cleaner's own fate when its pod stops or its own CSV is
+//     deleted (DecideSelf: installed, replaced by an upgrade or a
+//     reinstall, or uninstalled);
 //   - finalizers.go: the edits of a CSV's finalizer list (Finalizers);
 //   - problem.go: Problem, bad input that blocks an uninstall;
 //   - item.go: Item, one object with its action and reason;

@@ -1,4 +1,4 @@
-package cleanup
+package plan
 
 import (
 	"fmt"
@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // SelfFate is what is happening to csv-cleaner's own install.
@@ -55,7 +54,7 @@ type SelfInput struct {
 // DecideSelf decides what is happening to csv-cleaner's own install, and
 // why. A terminating namespace takes everything with it, whatever else is
 // under way; otherwise the deletion of its own CSV gets the rules every
-// managed CSV gets (plan.Classify): an upgrade or a reinstall is never its
+// managed CSV gets (Classify): an upgrade or a reinstall is never its
 // uninstall.
 func DecideSelf(in SelfInput) (SelfFate, string) {
 	if in.NamespaceTerminating {
@@ -72,7 +71,7 @@ func DecideSelf(in SelfInput) (SelfFate, string) {
 		// Gone: only what the other objects say can tell an upgrade or a reinstall.
 		csv = &operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: in.Self.Namespace, Name: in.Self.Name}}
 	}
-	v := plan.Classify(plan.ClassifyInput{CSV: csv, Siblings: in.Siblings, Subscriptions: in.Subscriptions})
+	v := Classify(ClassifyInput{CSV: csv, Siblings: in.Siblings, Subscriptions: in.Subscriptions})
 	switch v.SkipReason {
 	case cleanupv1alpha1.ReasonUpgrade, cleanupv1alpha1.ReasonReinstall:
 		return SelfReplaced, fmt.Sprintf("its CSV %s is deleted for a %s: %s", in.Self, v.SkipReason, v.Message)
