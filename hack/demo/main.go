@@ -58,11 +58,11 @@ func main() {
 func step(format string, args ...any) { fmt.Printf("\n==> "+format+"\n", args...) }
 
 func run(binDir string) (err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	step("Starting a local control plane: etcd and kube-apiserver from %s", binDir)
-	cp, err := controlplane.Start(controlplane.Options{BinDir: binDir})
+	step("Starting a local control plane: etcd, kube-apiserver and kube-controller-manager (the garbage collector) from %s", binDir)
+	cp, err := controlplane.Start(controlplane.Options{BinDir: binDir, ControllerManager: true, OLMv1: true})
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func run(binDir string) (err error) {
 	if err != nil {
 		return err
 	}
-	fmt.Println("    OLM's CRDs and csv-cleaner's CRDs are installed.")
+	fmt.Println("    OLM's CRDs (v0's, and v1's ClusterExtension), and csv-cleaner's CRDs are installed.")
 
 	step("Creating a CleanupPolicy that manages every CSV (deleting operands is opt-in)")
 	policy := &cleanupv1alpha1.CleanupPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
@@ -157,7 +157,10 @@ func run(binDir string) (err error) {
 		return err
 	}
 	fmt.Println("    The CSV is gone: csv-cleaner released its finalizer last.")
-	return report(ctx, c, objects)
+	if err := report(ctx, c, objects); err != nil {
+		return err
+	}
+	return runExtension(ctx, c)
 }
 
 // populate creates what the uninstall must delete and, for contrast, what it must keep.
@@ -211,8 +214,30 @@ func getter(obj client.Object) func(context.Context, client.Client) error {
 	}
 }
 
-// report prints what was deleted and kept, and fails when it is not what the rules promise.
+// report prints what the CSV's uninstall deleted and kept, and its record's
+// counts, and fails when it is not what the rules promise.
 func report(ctx context.Context, c client.Client, objects []object) error {
+	if err := reportObjects(ctx, c, objects); err != nil {
+		return err
+	}
+	rec := &cleanupv1alpha1.CSVCleanup{}
+	if err := c.Get(ctx, install.Key(), rec); err != nil {
+		return err
+	}
+	fmt.Printf("\n    csvcleanup/%s (kubectl get csvcleanups -n %s):\n", rec.Name, rec.Namespace)
+	rows := [][]string{{"KIND", "FOUND", "DELETED", "REMAINING", "KEPT"}}
+	for _, k := range rec.Status.Counts {
+		var kept []string
+		for _, r := range k.Kept {
+			kept = append(kept, fmt.Sprintf("%s=%d", r.Reason, r.Count))
+		}
+		rows = append(rows, []string{k.Kind, fmt.Sprint(k.Found), fmt.Sprint(k.Deleted), fmt.Sprint(k.Remaining), strings.Join(kept, ",")})
+	}
+	return printTable(rows)
+}
+
+// reportObjects prints what an uninstall deleted and kept, and fails when it is not what the rules promise.
+func reportObjects(ctx context.Context, c client.Client, objects []object) error {
 	step("What the uninstall deleted and kept")
 	rows := [][]string{{"RESULT", "KIND", "NAME", "WHY"}}
 	var wrong []string
@@ -231,22 +256,6 @@ func report(ctx context.Context, c client.Client, objects []object) error {
 		if gone != o.deleted {
 			wrong = append(wrong, fmt.Sprintf("%s %s was %s", o.kind, o.name, result))
 		}
-	}
-	if err := printTable(rows); err != nil {
-		return err
-	}
-	rec := &cleanupv1alpha1.CSVCleanup{}
-	if err := c.Get(ctx, install.Key(), rec); err != nil {
-		return err
-	}
-	fmt.Printf("\n    csvcleanup/%s (kubectl get csvcleanups -n %s):\n", rec.Name, rec.Namespace)
-	rows = [][]string{{"KIND", "FOUND", "DELETED", "REMAINING", "KEPT"}}
-	for _, k := range rec.Status.Counts {
-		var kept []string
-		for _, r := range k.Kept {
-			kept = append(kept, fmt.Sprintf("%s=%d", r.Reason, r.Count))
-		}
-		rows = append(rows, []string{k.Kind, fmt.Sprint(k.Found), fmt.Sprint(k.Deleted), fmt.Sprint(k.Remaining), strings.Join(kept, ",")})
 	}
 	if err := printTable(rows); err != nil {
 		return err
