@@ -4,4 +4,6 @@
 // a CSV's uninstall (main.go), then a ClusterExtension's with the garbage
 // collector on and crds: Orphan (extension.go). It exits non-zero when an
 // end state is not the one the safety rules promise.
+// It must not touch anything but the control plane it starts, which it
+// removes at the end.
 package main

@@ -27,4 +27,7 @@
 // (the uninstall's steps), gather.go (what the decisions read), crds.go
 // (the CRDs' fate: detach, or leave to the garbage collector), setup.go
 // (the watches).
+//
+// It must not reach into the CSV controller's steps, nor decide what
+// pkg/plan can decide.
 package extension

@@ -14,4 +14,8 @@
 // groups; those bindings are how a plan finds the identity csv-cleaner runs
 // as (RunningIdentities, identity.go) and asks about its rights
 // (AccessReview).
+//
+// It must not decide an uninstall's fate (pkg/plan does), nor write
+// anything of an RBAC object but its finalizers and, with clusterRBAC:
+// Delete, its deletion.
 package rbac

@@ -12,4 +12,7 @@
 // creates of named objects (a retry meets AlreadyExists) and reviews.
 // The schedule is client-go's retry.OnError with a jittered backoff;
 // which errors are transient is apimachinery's error predicates.
+//
+// It must not retry what is not idempotent, nor decide what is written or
+// whether a failure blocks an uninstall (the callers do).
 package transient
