@@ -61,3 +61,29 @@ func etcdPost(ctx context.Context, url string, body any, out any) error {
 	}
 	return json.Unmarshal(got, out)
 }
+
+// StoredAPIVersion is the apiVersion an object is stored at in etcd, read
+// from etcd itself (its JSON gateway): key is the object's path under
+// kube-apiserver's /registry prefix, as group/resource/namespace/name for a
+// custom resource. "" when there is no such key.
+func (cp *ControlPlane) StoredAPIVersion(ctx context.Context, key string) (string, error) {
+	base := cp.Env.ControlPlane.Etcd.URL.String()
+	var got struct {
+		KVs []struct {
+			Value []byte `json:"value"`
+		} `json:"kvs"`
+	}
+	if err := etcdPost(ctx, base+"/v3/kv/range", map[string]any{"key": []byte("/registry/" + key)}, &got); err != nil {
+		return "", err
+	}
+	if len(got.KVs) == 0 {
+		return "", nil
+	}
+	var obj struct {
+		APIVersion string `json:"apiVersion"`
+	}
+	if err := json.Unmarshal(got.KVs[0].Value, &obj); err != nil {
+		return "", fmt.Errorf("decoding etcd's value of %s: %w", key, err)
+	}
+	return obj.APIVersion, nil
+}

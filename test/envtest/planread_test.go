@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"time"
 
@@ -105,11 +106,24 @@ var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lis
 		s.movedStorage(ctx)
 		// An instance written since the upgrade is stored at v2: no version
 		// reads both. The API server takes up the new storage version a moment
-		// after the CRD's update: until then w2 would be stored at v1.
+		// after the CRD's update: until then w2 would be stored at v1, which
+		// etcd itself says (a list could be answered by a watch cache that has
+		// not caught up).
+		key := fmt.Sprintf("%s/%s/%s/w2", s.crd(0).Group, s.crd(0).Plural, s.ns("b"))
 		Eventually(func(g Gomega, ctx context.Context) {
 			w2 := fixtures.Operand(s.crd(0), s.ns("b"), "w2")
 			w2.SetAPIVersion(s.crd(0).Group + "/v2")
 			g.Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, w2))).To(Succeed())
+			stored, err := cp.StoredAPIVersion(ctx, key)
+			g.Expect(err).NotTo(HaveOccurred())
+			if stored == s.crd(0).Group+"/v1" {
+				// Stored at v1 after all: deleted at v1 (no conversion), and written again.
+				stale := fixtures.Operand(s.crd(0), s.ns("b"), "w2")
+				g.Expect(client.IgnoreNotFound(k8s.Delete(ctx, stale))).To(Succeed())
+			}
+			g.Expect(stored).To(Equal(s.crd(0).Group+"/v2"), "w2 is stored at v2")
+		}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega, ctx context.Context) {
 			readable := 0
 			for _, v := range []string{"v1", "v2"} {
 				list := &metav1.PartialObjectMetadataList{}
@@ -118,13 +132,8 @@ var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lis
 					readable++
 				}
 			}
-			if readable > 0 {
-				// Stored at v1 after all: deleted where it can be read, and written again.
-				stale := fixtures.Operand(s.crd(0), s.ns("b"), "w2")
-				g.Expect(client.IgnoreNotFound(k8s.Delete(ctx, stale))).To(Succeed())
-			}
 			g.Expect(readable).To(BeZero(), "a version still reads every instance")
-		}).WithContext(ctx).Should(Succeed())
+		}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
 		s.operand(ctx, 1, s.ns("a"), "g1")
 		s.waitFinalizer(ctx)
 		s.afterOperands()
