@@ -73,18 +73,9 @@ func runExtension(ctx context.Context, c client.Client) error {
 	if err := c.Delete(ctx, made.Extension); err != nil {
 		return err
 	}
-	last := ""
-	if err := waitFor(ctx, "the ExtensionCleanup record to reach Completed", func(ctx context.Context) (bool, error) {
-		rec := &cleanupv1alpha1.ExtensionCleanup{}
-		if err := c.Get(ctx, key, rec); err != nil {
-			return false, client.IgnoreNotFound(err)
-		}
-		line := fmt.Sprintf("phase %-9s remaining %d  %s", rec.Status.Phase, rec.Status.Remaining, rec.Status.Message)
-		if line != last && rec.Status.Phase != "" {
-			fmt.Printf("    extensioncleanup/%s: %s\n", rec.Name, line)
-			last = line
-		}
-		return rec.Status.Phase == cleanupv1alpha1.PhaseCompleted, nil
+	rec := &cleanupv1alpha1.ExtensionCleanup{}
+	if err := followRecord(ctx, c, key, rec, "extensioncleanup", func() (cleanupv1alpha1.Phase, int32, string) {
+		return rec.Status.Phase, rec.Status.Remaining, rec.Status.Message
 	}); err != nil {
 		return err
 	}

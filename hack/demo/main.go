@@ -135,18 +135,9 @@ func run(binDir string) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, stopCleaner(proc)) }()
-	last := ""
-	if err := waitFor(ctx, "the CSVCleanup record to reach Completed", func(ctx context.Context) (bool, error) {
-		rec := &cleanupv1alpha1.CSVCleanup{}
-		if err := c.Get(ctx, install.Key(), rec); err != nil {
-			return false, client.IgnoreNotFound(err)
-		}
-		line := fmt.Sprintf("phase %-9s remaining %d  %s", rec.Status.Phase, rec.Status.Remaining, rec.Status.Message)
-		if line != last && rec.Status.Phase != "" {
-			fmt.Printf("    csvcleanup/%s: %s\n", rec.Name, line)
-			last = line
-		}
-		return rec.Status.Phase == cleanupv1alpha1.PhaseCompleted, nil
+	rec := &cleanupv1alpha1.CSVCleanup{}
+	if err := followRecord(ctx, c, install.Key(), rec, "csvcleanup", func() (cleanupv1alpha1.Phase, int32, string) {
+		return rec.Status.Phase, rec.Status.Remaining, rec.Status.Message
 	}); err != nil {
 		return err
 	}
@@ -212,6 +203,25 @@ func getter(obj client.Object) func(context.Context, client.Client) error {
 		}
 		return c.Get(ctx, client.ObjectKeyFromObject(obj), fresh)
 	}
+}
+
+// followRecord reads an uninstall record (rec, at key) until it is
+// Completed, and prints each new state that status reads of it.
+func followRecord(ctx context.Context, c client.Client, key client.ObjectKey, rec client.Object, name string,
+	status func() (cleanupv1alpha1.Phase, int32, string)) error {
+	last := ""
+	return waitFor(ctx, "the "+name+" record to reach Completed", func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, key, rec); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		phase, remaining, message := status()
+		line := fmt.Sprintf("phase %-9s remaining %d  %s", phase, remaining, message)
+		if line != last && phase != "" {
+			fmt.Printf("    %s/%s: %s\n", name, key.Name, line)
+			last = line
+		}
+		return phase == cleanupv1alpha1.PhaseCompleted, nil
+	})
 }
 
 // report prints what the CSV's uninstall deleted and kept, and its record's

@@ -1,6 +1,7 @@
 package planprint
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,11 +36,7 @@ func Table(w io.Writer, d *cleanup.DryRun) error {
 	if len(d.Items) > 0 {
 		printf("\nACTION\tKIND\tNAMESPACE\tNAME\tREASON\n")
 		for _, it := range d.Items {
-			ns := it.Namespace
-			if ns == "" {
-				ns = "-"
-			}
-			printf("%s\t%s\t%s\t%s\t%s\n", it.Action, it.Kind, ns, it.Name, it.Reason)
+			printf("%s\t%s\t%s\t%s\t%s\n", it.Action, it.Kind, cmp.Or(it.Namespace, "-"), it.Name, it.Reason)
 		}
 	}
 	if len(d.Unread) > 0 {
@@ -51,11 +48,7 @@ func Table(w io.Writer, d *cleanup.DryRun) error {
 	if len(d.Refusals) > 0 {
 		printf("\nREFUSED\tKIND\tOBJECT\tWHY\n")
 		for _, f := range d.Refusals {
-			object := f.Object
-			if object == "" {
-				object = "-"
-			}
-			printf("%s\t%s\t%s\t%s\n", f.Reason, f.Kind, object, f.Message)
+			printf("%s\t%s\t%s\t%s\n", f.Reason, f.Kind, cmp.Or(f.Object, "-"), f.Message)
 		}
 	}
 	for _, it := range d.Items {
