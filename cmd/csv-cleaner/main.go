@@ -17,8 +17,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/extension"
+	"github.com/csv-cleaner/csv-cleaner/pkg/manager"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
 
 var version = "dev"
@@ -68,7 +69,7 @@ func run(o options) error {
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        cleanup.Scheme(),
-		Cache:                         cleanup.CacheOptions(),
+		Cache:                         manager.CacheOptions(),
 		Metrics:                       metricsOptions(o),
 		HealthProbeBindAddress:        o.probeAddr,
 		PprofBindAddress:              o.pprofAddr,
@@ -83,7 +84,7 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	setup := cleanup.SetupOptions{
+	setup := manager.SetupOptions{
 		Finalizers: o.finalizers, MaxConcurrentReconciles: o.workers, DeleteWorkers: o.deleteWorkers,
 		RBACHold: o.rbacHold, DisableRBACHold: !o.rbacHoldOn,
 		// OLM sets OPERATOR_CONDITION_NAME, the CSV's name, in the pods of
@@ -93,11 +94,7 @@ func run(o options) error {
 		OperandRole: o.operandRole,
 		PaceWrites:  o.paceWrites,
 	}
-	shared, err := cleanup.Setup(mgr, setup)
-	if err != nil {
-		return err
-	}
-	olmv1, err := extension.SetupIfServed(mgr, shared, o.workers)
+	olmv1, err := manager.Setup(mgr, setup)
 	if err != nil {
 		return err
 	}
@@ -120,7 +117,7 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("creating the client for the release on exit: %w", err)
 	}
-	if err := cleanup.ReleaseOnExit(logr.NewContext(ctx, ctrl.Log.WithName("exit")), cleanup.Retry.Client(live), setup); err != nil {
+	if err := self.ReleaseOnExit(logr.NewContext(ctx, ctrl.Log.WithName("exit")), cleanup.Retry.Client(live), setup.Install()); err != nil {
 		return fmt.Errorf("releasing csv-cleaner's finalizers on exit (run csv-cleaner release to finish): %w", err)
 	}
 	return nil

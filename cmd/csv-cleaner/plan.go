@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
 	"github.com/csv-cleaner/csv-cleaner/pkg/extension"
 	"github.com/csv-cleaner/csv-cleaner/pkg/planprint"
 )
@@ -76,7 +77,7 @@ func parseServiceAccount(s string) (types.NamespacedName, bool) {
 // printPlan reads the cluster of kubeconfig and prints the plan of the CSV key.
 func printPlan(kubeconfig string, key types.NamespacedName, output string, sa *types.NamespacedName, stdout io.Writer) error {
 	return readAndPrint(kubeconfig, output, sa, stdout, func(ctx context.Context, c client.Reader) (*cleanup.DryRun, error) {
-		return cleanup.PlanUninstall(ctx, c, key, time.Now())
+		return csvctl.PlanUninstall(ctx, c, key, time.Now())
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
 
 // newReleaseCommand is `csv-cleaner release`.
@@ -33,7 +34,7 @@ ended, say). Uninstalls still under way are abandoned, with a Warning Event
 on their CSV. It prints each object it changed.`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return release(stdout, kubeconfig, cleanup.Releaser{Finalizers: plan.Finalizers{Current: finalizer, Legacy: legacy},
+			return release(stdout, kubeconfig, self.Releaser{Finalizers: plan.Finalizers{Current: finalizer, Legacy: legacy},
 				Hold: hold, Workers: workers, Reporter: "csv-cleaner-release"}, timeout)
 		},
 	}
@@ -49,7 +50,7 @@ on their CSV. It prints each object it changed.`,
 
 // release removes the finalizers rl names from the cluster of kubeconfig
 // within timeout and prints each object it changed.
-func release(stdout io.Writer, kubeconfig string, rl cleanup.Releaser, timeout time.Duration) error {
+func release(stdout io.Writer, kubeconfig string, rl self.Releaser, timeout time.Duration) error {
 	cfg, err := loadConfig(kubeconfig, "csv-cleaner-release/"+version)
 	if err != nil {
 		return err

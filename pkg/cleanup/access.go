@@ -32,8 +32,8 @@ type operandAccess struct {
 // rbac.OperandRole, so they can be missing for one CRD and present for
 // another; the uninstall then deletes nothing of any CRD until every right
 // it needs is there, rather than stopping half-way.
-func (r *Reconciler) checkOperandAccess(ctx context.Context, scopes []plan.CRDScope, onTimeout cleanupv1alpha1.TimeoutAction) (operandAccess, error) {
-	return operandAccessOf(ctx, scopes, onTimeout, r.mayDo)
+func (e *Engine) checkOperandAccess(ctx context.Context, scopes []plan.CRDScope, onTimeout cleanupv1alpha1.TimeoutAction) (operandAccess, error) {
+	return operandAccessOf(ctx, scopes, onTimeout, e.mayDo)
 }
 
 // operandAccessOf asks, with mayDo, the questions of checkOperandAccess:
@@ -81,7 +81,7 @@ func operandAccessOf(ctx context.Context, scopes []plan.CRDScope, onTimeout clea
 		case s.KeepReason != "":
 			access.unlisted[s.Name] = true
 		default:
-			problems = append(problems, *forbiddenOperands(s, denied, ""))
+			problems = append(problems, *ForbiddenOperands(s, denied, ""))
 		}
 	}
 	if len(problems) > 0 {
@@ -94,20 +94,20 @@ func operandAccessOf(ctx context.Context, scopes []plan.CRDScope, onTimeout clea
 // mayDo asks the API server whether csv-cleaner may do verb on the scope's
 // resource in every namespace (a SelfSubjectAccessReview, which every
 // identity may create).
-func (r *Reconciler) mayDo(ctx context.Context, s plan.CRDScope, verb string) (bool, error) {
+func (e *Engine) mayDo(ctx context.Context, s plan.CRDScope, verb string) (bool, error) {
 	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: s.GVR.Group, Resource: s.GVR.Resource},
 	}}
-	if err := r.Client.Create(ctx, review); err != nil {
+	if err := e.Client.Create(ctx, review); err != nil {
 		return false, fmt.Errorf("asking whether csv-cleaner may %s %s: %w", verb, s.GVR.GroupResource(), err)
 	}
 	return review.Status.Allowed, nil
 }
 
-// forbiddenOperands blocks an uninstall on the verbs csv-cleaner may not
+// ForbiddenOperands blocks an uninstall on the verbs csv-cleaner may not
 // use on a kind's instances; first names an instance the API server
 // refused, if one was.
-func forbiddenOperands(s plan.CRDScope, verbs []string, first string) *plan.Problem {
+func ForbiddenOperands(s plan.CRDScope, verbs []string, first string) *plan.Problem {
 	object := s.Kind
 	if first != "" {
 		object += " " + first

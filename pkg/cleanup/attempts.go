@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
@@ -56,8 +55,8 @@ type stepError struct {
 func (e *stepError) Error() string { return "step " + e.step + ": " + e.err.Error() }
 func (e *stepError) Unwrap() error { return e.err }
 
-// inStep names the step err failed in; nil stays nil, and a named one keeps its name.
-func inStep(step string, err error) error {
+// InStep names the part of an attempt err failed in; nil stays nil, and a named one keeps its name.
+func InStep(step string, err error) error {
 	var named *stepError
 	if err == nil || errors.As(err, &named) {
 		return err
@@ -74,65 +73,49 @@ func stepOf(err error) string {
 	return "reconcile"
 }
 
-// afterAttempt settles one attempt of the CSV controller. A failed one
-// waits failureBackoff (capped at MaxRetryDelay), counted by step; from
-// the RetryingAfter-th failure in a row the record says Retrying, with
-// the count, the last error and when the next attempt comes, and a
-// Warning Event tells it once. A successful one forgets the failures (the
-// uninstall clears its record's Retrying when it saves).
-func (r *Reconciler) afterAttempt(ctx context.Context, req reconcile.Request, res ctrl.Result, err error) (ctrl.Result, error) {
-	return r.settleAttempt(ctx, "clusterserviceversion", req, res, err)
-}
-
-// AfterExtensionAttempt is afterAttempt for the ClusterExtension's
-// controller (pkg/extension): the same capped backoff, Retrying condition
-// on its ExtensionCleanup and Warning Event on the extension.
-func (r *Reconciler) AfterExtensionAttempt(ctx context.Context, req reconcile.Request, res ctrl.Result, err error) (ctrl.Result, error) {
-	return r.settleAttempt(ctx, "clusterextension", req, res, err)
-}
-
-// settleAttempt is afterAttempt for the named controller. The keys of the
-// two controllers never collide: a CSV's has a namespace, a
+// SettleAttempt settles one attempt of the controller of kind's owners. A
+// failed one waits failureBackoff (capped at MaxRetryDelay), counted by
+// step; from the RetryingAfter-th failure in a row the record says
+// Retrying, with the count, the last error and when the next attempt
+// comes, and a Warning Event tells it once. A successful one forgets the
+// failures (the uninstall clears its record's Retrying when it saves). The
+// keys of the two controllers never collide: a CSV's has a namespace, a
 // ClusterExtension's has none.
-func (r *Reconciler) settleAttempt(ctx context.Context, controller string, req reconcile.Request, res ctrl.Result, err error) (ctrl.Result, error) {
+func (e *Engine) SettleAttempt(ctx context.Context, kind RecordKind, req reconcile.Request, res ctrl.Result, err error) (ctrl.Result, error) {
 	if err == nil {
-		r.failures.Forget(req)
+		e.failures.Forget(req)
 		return res, nil
 	}
 	if ctx.Err() != nil {
 		return res, err // stopping: the next csv-cleaner to run goes on
 	}
 	step := stepOf(err)
-	failedAttempts.WithLabelValues(controller, step).Inc()
-	delay := r.failures.When(req)
-	n := r.failures.NumRequeues(req)
+	failedAttempts.WithLabelValues(kind.Controller, step).Inc()
+	delay := e.failures.When(req)
+	n := e.failures.NumRequeues(req)
 	log := logr.FromContextOrDiscard(ctx).WithValues("object", req.NamespacedName)
 	log.Error(err, "Attempt failed; trying again", "step", step, "failuresInARow", n, "retryIn", delay.String())
 	if n >= RetryingAfter {
-		r.noteRetrying(logr.NewContext(ctx, log), req.NamespacedName, n, step, err, time.Now().Add(delay))
+		e.noteRetrying(logr.NewContext(ctx, log), req.NamespacedName, n, step, err, time.Now().Add(delay))
 	}
 	return ctrl.Result{RequeueAfter: delay}, nil
 }
 
 // noteRetrying shows failures that go on: the record's Retrying condition,
-// when the CSV (or the ClusterExtension, a key without a namespace) has a
+// when the owner (a CSV, or a ClusterExtension: a key without a namespace) has a
 // record of an uninstall under way, and on the first time in a row a
 // Warning Event on it. What it cannot write is logged.
-func (r *Reconciler) noteRetrying(ctx context.Context, key types.NamespacedName, n int, step string, cause error, next time.Time) {
+func (e *Engine) noteRetrying(ctx context.Context, key types.NamespacedName, n int, step string, cause error, next time.Time) {
 	log := logr.FromContextOrDiscard(ctx)
-	subject, obj := client.Object(csvMetadata()), client.Object(&cleanupv1alpha1.CSVCleanup{})
-	if key.Namespace == "" {
-		ext := &metav1.PartialObjectMetadata{}
-		ext.SetGroupVersionKind(extensionKind)
-		subject, obj = ext, &cleanupv1alpha1.ExtensionCleanup{}
-	}
+	kind := kindOfKey(key)
+	subject, obj := kind.subject(), kind.empty()
 	if n == RetryingAfter {
-		if err := r.Client.Get(ctx, key, subject); err == nil {
-			r.event(subject, corev1.EventTypeWarning, "Retrying", "Retry",
+		if err := e.Client.Get(ctx, key, subject); err == nil {
+			e.Event(subject, corev1.EventTypeWarning, "Retrying", "Retry",
 				"%d attempts in a row failed (step %s); csv-cleaner goes on trying, at least every %s; last error: %s", n, step, MaxRetryDelay, short(cause))
 		}
 	}
-	if err := r.APIReader.Get(ctx, key, obj); err != nil {
+	if err := e.APIReader.Get(ctx, key, obj); err != nil {
 		log.V(1).Info("Not marking the uninstall record Retrying", "error", err.Error())
 		return
 	}
@@ -142,9 +125,9 @@ func (r *Reconciler) noteRetrying(ctx context.Context, key types.NamespacedName,
 		return // no uninstall under way
 	}
 	rec.prev = cleanupv1alpha1.UninstallStatus{}
-	r.pending.apply(rec) // what the failed attempt could not write goes with the mark
+	e.pending.apply(rec) // what the failed attempt could not write goes with the mark
 	rec.retrying(n, step, cause, next)
-	if err := r.save(ctx, rec); err != nil {
+	if err := e.save(ctx, rec); err != nil {
 		log.Info("Could not mark the uninstall record Retrying", "error", err.Error())
 	}
 }

@@ -22,18 +22,18 @@ import (
 // does once the CSV is gone and no CSV replaces it (operator-lifecycle-manager
 // PR 2832), which csv-cleaner's finalizer would otherwise delay until the
 // operands it cannot list are gone. It reports whether it changed the CRD.
-func (r *Reconciler) disableConversion(ctx context.Context, u *uninstall, s *plan.CRDScope, refusal Refusal) (bool, error) {
+func (e *Engine) disableConversion(ctx context.Context, u *Uninstall, s *plan.CRDScope, refusal Refusal) (bool, error) {
 	// The CRD was read live in this pass; its resourceVersion guards the update.
 	crd := s.CRD.DeepCopy()
 	crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
-	err := r.Client.Update(ctx, crd)
+	err := e.Client.Update(ctx, crd)
 	switch {
 	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		return false, nil // read again on the next pass
 	case err != nil:
 		return false, fmt.Errorf("setting the conversion of CRD %s to None: %w", s.Name, err)
 	}
-	r.event(u.subject, corev1.EventTypeWarning, "ConversionDisabled", "Uninstall",
+	e.Event(u.subject, corev1.EventTypeWarning, "ConversionDisabled", "Uninstall",
 		"Set the conversion of CRD %s to None, as OLM does once the CSV is gone: its conversion webhook fails while the operator is unavailable (%s)", s.Name, refusal.Message)
 	return true, nil
 }

@@ -208,3 +208,7 @@ func (p *progressCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(p.blockedNow, prometheus.GaugeValue, float64(blocked))
 }
+
+// ReportPace makes the pace gauges show l, the pacer of the running
+// controller's background writes (nil: nothing is paced).
+func ReportPace(l *pace.Limiter) { writePace.Store(l) }

@@ -43,14 +43,14 @@ type operandPass struct {
 // on the same workers. plan.PlanOperands decides each instance on its own, so a
 // page's plan is the plan of its instances. Each delete takes one of slots,
 // which the kinds of one uninstall share.
-func (r *Reconciler) deleteOperands(ctx context.Context, s *plan.CRDScope, in plan.OperandInput, second *DeletionSecond, slots chan struct{}) (operandPass, error) {
+func (e *Engine) deleteOperands(ctx context.Context, s *plan.CRDScope, in plan.OperandInput, second *DeletionSecond, slots chan struct{}) (operandPass, error) {
 	pass := operandPass{kept: map[string]int{}}
 	gvk := s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind)
 	planned := make(chan []metav1.PartialObjectMetadata)
 	var listErr error
 	go func() {
 		defer close(planned)
-		listErr = r.gather().PlanInstances(ctx, second, s, in, func(decided plan.OperandPlan) error {
+		listErr = e.gather().PlanInstances(ctx, second, s, in, func(decided plan.OperandPlan) error {
 			for reason, n := range decided.Kept {
 				pass.kept[reason] += n
 			}
@@ -66,7 +66,7 @@ func (r *Reconciler) deleteOperands(ctx context.Context, s *plan.CRDScope, in pl
 			}
 		})
 	}()
-	res, err := r.deleteAll(ctx, s.GVR, gvk, planned, slots)
+	res, err := e.deleteAll(ctx, s.GVR, gvk, planned, slots)
 	for range planned { // the lister has stopped once the channel is closed
 	}
 	pass.deleteResult = res
@@ -99,7 +99,7 @@ type refusedObject struct {
 // requests wait to be tried again. Objects already gone or replaced are
 // skipped; refusals (a webhook, an admission policy, RBAC) are collected,
 // not fatal, so that every other object is still deleted.
-func (r *Reconciler) deleteAll(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, pages <-chan []metav1.PartialObjectMetadata, slots chan struct{}) (deleteResult, error) {
+func (e *Engine) deleteAll(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, pages <-chan []metav1.PartialObjectMetadata, slots chan struct{}) (deleteResult, error) {
 	jobs := make(chan *metav1.PartialObjectMetadata)
 	var (
 		mu   sync.Mutex
@@ -108,10 +108,10 @@ func (r *Reconciler) deleteAll(ctx context.Context, gvr schema.GroupVersionResou
 		wg   sync.WaitGroup
 	)
 	inSlots := withSlots(ctx, slots)
-	for range 4 * max(1, r.DeleteWorkers) {
+	for range 4 * max(1, e.DeleteWorkers) {
 		wg.Go(func() {
 			for obj := range jobs {
-				err := r.deleteOne(inSlots, gvr, gvk, obj)
+				err := e.deleteOne(inSlots, gvr, gvk, obj)
 				mu.Lock()
 				refusal, refused := ClassifyRefusal(err)
 				switch {
@@ -150,11 +150,11 @@ feed:
 // metadata client (Reconciler.Metadata) it names the resource directly and
 // asks for the answer as protobuf metadata, which costs the API server less
 // to encode than the whole object as JSON; else through the client.
-func (r *Reconciler) deleteOne(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, obj *metav1.PartialObjectMetadata) error {
+func (e *Engine) deleteOne(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, obj *metav1.PartialObjectMetadata) error {
 	uid := obj.UID
-	if r.Metadata != nil {
+	if e.Metadata != nil {
 		return Retry.Delete(ctx, func() error {
-			return r.Metadata.Resource(gvr).Namespace(obj.Namespace).Delete(ctx, obj.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+			return e.Metadata.Resource(gvr).Namespace(obj.Namespace).Delete(ctx, obj.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		})
 	}
 	// Unstructured, not PartialObjectMetadata: the API server answers a
@@ -164,7 +164,7 @@ func (r *Reconciler) deleteOne(ctx context.Context, gvr schema.GroupVersionResou
 	target.SetGroupVersionKind(gvk)
 	target.SetNamespace(obj.Namespace)
 	target.SetName(obj.Name)
-	return r.Client.Delete(ctx, target, client.Preconditions{UID: &uid})
+	return e.Client.Delete(ctx, target, client.Preconditions{UID: &uid})
 }
 
 // stripFinalizers removes every finalizer of the given objects with
@@ -172,14 +172,14 @@ func (r *Reconciler) deleteOne(ctx context.Context, gvr schema.GroupVersionResou
 // only the same object (its UID) while it is still being deleted: an object
 // re-created under the same name is never touched. It returns the objects
 // it stripped, with the finalizers they had.
-func (r *Reconciler) stripFinalizers(ctx context.Context, gvk schema.GroupVersionKind, objs []metav1.PartialObjectMetadata) ([]metav1.PartialObjectMetadata, error) {
+func (e *Engine) stripFinalizers(ctx context.Context, gvk schema.GroupVersionKind, objs []metav1.PartialObjectMetadata) ([]metav1.PartialObjectMetadata, error) {
 	var stripped []metav1.PartialObjectMetadata
 	for i := range objs {
 		obj := objs[i].DeepCopy()
 		obj.SetGroupVersionKind(gvk)
 		uid := obj.UID
 		var had []string
-		changed, err := finalizer.Patch(ctx, r.APIReader, r.Client, obj, func(cur *metav1.PartialObjectMetadata) []string {
+		changed, err := finalizer.Patch(ctx, e.APIReader, e.Client, obj, func(cur *metav1.PartialObjectMetadata) []string {
 			if cur.UID != uid || cur.DeletionTimestamp == nil || len(cur.Finalizers) == 0 {
 				return nil
 			}
@@ -198,11 +198,22 @@ func (r *Reconciler) stripFinalizers(ctx context.Context, gvk schema.GroupVersio
 	return stripped, nil
 }
 
-// refs names objects for the record's blocking list.
-func refs(kind string, objs []metav1.PartialObjectMetadata, reason string) []cleanupv1alpha1.ObjectRef {
+// Refs names objects for the record's blocking list.
+func Refs(kind string, objs []metav1.PartialObjectMetadata, reason string) []cleanupv1alpha1.ObjectRef {
 	out := make([]cleanupv1alpha1.ObjectRef, 0, len(objs))
 	for _, o := range objs {
 		out = append(out, cleanupv1alpha1.ObjectRef{Kind: kind, Namespace: o.Namespace, Name: o.Name, Finalizers: o.Finalizers, Reason: reason})
+	}
+	return out
+}
+
+// withFinalizers are the objects that carry a finalizer.
+func withFinalizers(objs []metav1.PartialObjectMetadata) []metav1.PartialObjectMetadata {
+	var out []metav1.PartialObjectMetadata
+	for _, o := range objs {
+		if len(o.Finalizers) > 0 {
+			out = append(out, o)
+		}
 	}
 	return out
 }

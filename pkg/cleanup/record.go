@@ -12,12 +12,12 @@ import (
 	"strings"
 
 	"github.com/go-logr/logr"
-	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,63 +48,54 @@ type record struct {
 	keptOn bool
 }
 
-// openRecord loads the CSV's CSVCleanup, creating it when it does not exist,
-// and starts its status afresh when it belongs to an earlier CSV of the same
-// name (another UID).
-func (r *Reconciler) openRecord(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (*record, error) {
-	return r.openRecordFrom(ctx, csv, false)
-}
-
-// openRecordFrom is openRecord; createFirst tries the create before the
-// read, for a deletion just seen, whose record most likely does not exist.
-func (r *Reconciler) openRecordFrom(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, createFirst bool) (*record, error) {
+// openRecord loads the owner's record, creating it when it does not exist,
+// and starts its status afresh when it belongs to an earlier owner of the
+// same name (another UID). Read live: the status carries counts across
+// passes, and a stale cached copy would lose them. createFirst tries the
+// create before the read, for a deletion just seen, whose record most
+// likely does not exist. A record that cannot be written (its namespace is
+// terminating) is an unwritable one: the uninstall goes on, reporting
+// through logs and metrics.
+func (e *Engine) openRecord(ctx context.Context, kind RecordKind, owner client.Object, createFirst bool) (*record, error) {
 	log := logr.FromContextOrDiscard(ctx)
-	// Read live: the status carries counts across reconciles, and a stale
-	// cached copy would lose them.
-	obj := &cleanupv1alpha1.CSVCleanup{}
-	var err error = apierrors.NewNotFound(cleanupv1alpha1.GroupVersion.WithResource("csvcleanups").GroupResource(), csv.Name)
+	key := client.ObjectKeyFromObject(owner)
+	obj := kind.empty()
+	var err error = apierrors.NewNotFound(schema.GroupResource{}, owner.GetName())
 	if !createFirst {
-		err = r.APIReader.Get(ctx, csvKey(csv), obj)
+		err = e.APIReader.Get(ctx, key, obj)
 	}
 	if apierrors.IsNotFound(err) {
-		obj = &cleanupv1alpha1.CSVCleanup{
-			ObjectMeta: metav1.ObjectMeta{Name: csv.Name, Namespace: csv.Namespace},
-			Spec:       cleanupv1alpha1.CSVCleanupSpec{CSVName: csv.Name, CSVNamespace: csv.Namespace},
-		}
+		obj = kind.create(owner)
 		log.Info("Creating the uninstall record")
-		err = r.Client.Create(ctx, obj)
+		err = e.Client.Create(ctx, obj)
 		if apierrors.IsAlreadyExists(err) {
-			err = r.APIReader.Get(ctx, csvKey(csv), obj)
+			err = e.APIReader.Get(ctx, key, obj)
 		}
 	}
 	if err != nil {
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) || apierrors.IsNotFound(err) {
 			log.Info("The namespace is terminating: the uninstall goes on without its record, reporting through logs and metrics")
 			recordUnwritable.Inc()
-			rec := &record{uid: csv.UID, st: &cleanupv1alpha1.UninstallStatus{}}
-			r.carryOver(rec)
+			rec := &record{uid: owner.GetUID(), st: &cleanupv1alpha1.UninstallStatus{}}
+			e.carryOver(rec)
 			return rec, nil
 		}
-		return nil, fmt.Errorf("getting the uninstall record of %s: %w", csvKey(csv), err)
-	}
-	if obj.Status.CSVUID != csv.UID {
-		if obj.Status.CSVUID != "" {
-			log.Info("Starting the uninstall record afresh for a new CSV of the same name", "previousUID", obj.Status.CSVUID)
-		}
-		fresh := obj.DeepCopy()
-		fresh.Status = cleanupv1alpha1.CSVCleanupStatus{CSVUID: csv.UID}
-		rec := newRecord(fresh)
-		rec.base, rec.prev = obj, cleanupv1alpha1.UninstallStatus{}
-		r.carryOver(rec)
-		return rec, nil
+		return nil, fmt.Errorf("getting the uninstall record of %s %s: %w", kind.Subject.Kind, key, err)
 	}
 	rec := newRecord(obj)
-	r.carryOver(rec)
+	if rec.uid != owner.GetUID() {
+		if rec.uid != "" {
+			log.Info("Starting the uninstall record afresh for a new owner of the same name", "previousUID", rec.uid)
+		}
+		rec = newRecord(afresh(obj, owner.GetUID()))
+		rec.base, rec.prev = obj, cleanupv1alpha1.UninstallStatus{}
+	}
+	e.carryOver(rec)
 	return rec, nil
 }
 
 // save writes the record's status when it changed.
-func (r *Reconciler) save(ctx context.Context, rec *record) error {
+func (e *Engine) save(ctx context.Context, rec *record) error {
 	if rec.keptOn {
 		rec.st.Kept = boundKept(rec.kept)
 	}
@@ -112,24 +103,24 @@ func (r *Reconciler) save(ctx context.Context, rec *record) error {
 		return nil
 	}
 	if equality.Semantic.DeepEqual(statusOf(rec.base), statusOf(rec.obj)) {
-		r.pending.drop(rec.uid)
+		e.pending.drop(rec.uid)
 		return nil
 	}
-	err := r.Client.Status().Patch(ctx, rec.obj, client.MergeFromWithOptions(rec.base, client.MergeFromWithOptimisticLock{}))
+	err := e.Client.Status().Patch(ctx, rec.obj, client.MergeFromWithOptions(rec.base, client.MergeFromWithOptimisticLock{}))
 	if transient.WasLost(err) {
 		// A try's reply was lost and the retries conflicted, maybe with it,
 		// or failed too: when the record holds what this write says, it was
 		// written, once.
-		err = r.ownWrite(ctx, rec, err)
+		err = e.ownWrite(ctx, rec, err)
 	}
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil // the namespace is going away
 		}
-		r.pending.keep(rec.uid, rec.st)
+		e.pending.keep(rec.uid, rec.st)
 		return fmt.Errorf("writing the status of uninstall record %s: %w", client.ObjectKeyFromObject(rec.obj), err)
 	}
-	r.pending.drop(rec.uid)
+	e.pending.drop(rec.uid)
 	rec.base = rec.obj.DeepCopyObject().(recordObject)
 	return nil
 }
@@ -138,9 +129,9 @@ func (r *Reconciler) save(ctx context.Context, rec *record) error {
 // whose retries conflicted or failed: when its status is what the write said, the
 // write was done, and rec goes on from the record as it is (nil); else
 // conflict stands.
-func (r *Reconciler) ownWrite(ctx context.Context, rec *record, conflict error) error {
+func (e *Engine) ownWrite(ctx context.Context, rec *record, conflict error) error {
 	live := rec.obj.DeepCopyObject().(recordObject)
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(rec.obj), live); err != nil {
+	if err := e.APIReader.Get(ctx, client.ObjectKeyFromObject(rec.obj), live); err != nil {
 		return errors.Join(conflict, err)
 	}
 	// Compared as the API server stores them: times to the second.

@@ -3,6 +3,7 @@ package cleanup
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
@@ -58,4 +59,19 @@ func setStatus(obj client.Object, st cleanupv1alpha1.UninstallStatus) *cleanupv1
 		return &o.Status.UninstallStatus
 	}
 	panic(fmt.Sprintf("no uninstall record: %T", obj))
+}
+
+// afresh is a copy of obj whose status is started afresh for the owner of uid.
+func afresh(obj recordObject, uid types.UID) recordObject {
+	switch o := obj.(type) {
+	case *cleanupv1alpha1.CSVCleanup:
+		fresh := o.DeepCopy()
+		fresh.Status = cleanupv1alpha1.CSVCleanupStatus{CSVUID: uid}
+		return fresh
+	case *cleanupv1alpha1.ExtensionCleanup:
+		fresh := o.DeepCopy()
+		fresh.Status = cleanupv1alpha1.ExtensionCleanupStatus{ExtensionUID: uid}
+		return fresh
+	}
+	panic("no uninstall record")
 }

@@ -48,8 +48,8 @@ func TestRecordBlockingIsBounded(t *testing.T) {
 
 func TestRequeueAfter(t *testing.T) {
 	deleted := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	u := func(elapsed, timeout time.Duration) *uninstall {
-		return &uninstall{deletion: deleted, now: deleted.Add(elapsed), settings: plan.Settings{OperandTimeout: timeout}}
+	u := func(elapsed, timeout time.Duration) *Uninstall {
+		return &Uninstall{deletion: deleted, now: deleted.Add(elapsed), settings: plan.Settings{OperandTimeout: timeout}}
 	}
 	tests := []struct {
 		name             string

@@ -64,17 +64,17 @@ func (d *deletionRevisions) forget(uid types.UID) {
 // ClusterExtensions); the object's removal forgets it. It goes first in the
 // predicates of a watch on what csv-cleaner uninstalls, before any
 // predicate that filters.
-func (r *Reconciler) ObserveDeletions() predicate.Funcs {
+func (e *Engine) ObserveDeletions() predicate.Funcs {
 	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			if e.ObjectNew != nil && r.Finalizers.HeldBy(e.ObjectNew.GetFinalizers()) {
-				r.revisions.observe(e)
+		UpdateFunc: func(ev event.UpdateEvent) bool {
+			if ev.ObjectNew != nil && e.Finalizers.HeldBy(ev.ObjectNew.GetFinalizers()) {
+				e.revisions.observe(ev)
 			}
 			return true
 		},
-		DeleteFunc: func(e event.DeleteEvent) bool {
-			if e.Object != nil {
-				r.revisions.forget(e.Object.GetUID())
+		DeleteFunc: func(ev event.DeleteEvent) bool {
+			if ev.Object != nil {
+				e.revisions.forget(ev.Object.GetUID())
 			}
 			return true
 		},
@@ -87,10 +87,10 @@ func (r *Reconciler) ObserveDeletions() predicate.Funcs {
 // the deletion start (a record started by a csv-cleaner that was down at
 // the deletion has none until an operand of the deletion's second needs it
 // and the revision is searched for: DeletionSecond).
-func (r *Reconciler) carryOver(rec *record) {
-	r.pending.apply(rec)
+func (e *Engine) carryOver(rec *record) {
+	e.pending.apply(rec)
 	if rec.st.DeletionRevision == "" {
-		if rev := r.revisions.of(rec.uid); rev != "" {
+		if rev := e.revisions.of(rec.uid); rev != "" {
 			rec.st.DeletionRevision, rec.st.DeletionRevisionFrom = rev, cleanupv1alpha1.RevisionFromWatch
 		}
 	}
@@ -124,4 +124,11 @@ func (g Gatherer) RecordedRevision(ctx context.Context, subject client.Object) (
 	}
 	st := newRecord(obj).st
 	return st.DeletionRevision, st.DeletionRevisionFrom, nil
+}
+
+// DeletionChanged lets through the updates that start (or undo) an object's deletion.
+var DeletionChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return !e.ObjectOld.GetDeletionTimestamp().Equal(e.ObjectNew.GetDeletionTimestamp())
+	},
 }

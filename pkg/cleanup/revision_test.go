@@ -8,10 +8,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 )
 
 func csvVersion(rv string, deleting bool) *metav1.PartialObjectMetadata {
-	m := csvMetadata()
+	m := objects.CSVMetadata()
 	m.UID, m.ResourceVersion = "u1", rv
 	if deleting {
 		now := metav1.Now()

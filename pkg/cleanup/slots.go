@@ -14,7 +14,7 @@ import (
 type slotsKey struct{}
 
 // newSlots makes the slots of one uninstall.
-func (r *Reconciler) newSlots() chan struct{} { return make(chan struct{}, max(1, r.DeleteWorkers)) }
+func (e *Engine) newSlots() chan struct{} { return make(chan struct{}, max(1, e.DeleteWorkers)) }
 
 // withSlots makes the requests sent with ctx hold one of slots each.
 func withSlots(ctx context.Context, slots chan struct{}) context.Context {

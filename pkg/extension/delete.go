@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-logr/logr"
 	ocv1 "github.com/operator-framework/operator-controller/api/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,11 +17,12 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
-// reconcileDelete classifies a deleting extension's deletion (the cascade)
-// and, for an uninstall, runs the steps in order: the instances of its
-// CRDs, then the CRDs' fate, then the release of the finalizer, last. The
-// record says Releasing before the finalizer's removal and Completed only
-// once it has succeeded.
+// reconcileDelete is one pass of a deleting extension's uninstall, a
+// straight line: read it live, gather what the decisions read, open its
+// record, classify the deletion (the cascade), start the record, run the
+// steps (the instances of its CRDs, then the CRDs' fate), then release the
+// extension, last. The record says Releasing before the finalizer's
+// removal and Completed only once it has succeeded.
 func (r *Reconciler) reconcileDelete(ctx context.Context, cached *metav1.PartialObjectMetadata, policy *cleanupv1alpha1.CleanupPolicy) (ctrl.Result, error) {
 	if !r.Finalizers.HeldBy(cached.Finalizers) {
 		return ctrl.Result{}, nil
@@ -44,23 +44,23 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached *metav1.Partial
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	x, err := r.Shared.OpenExtensionUninstall(ctx, cleanup.Subject{Object: ext, Title: "ClusterExtension " + ext.Name,
-		OperatorUnavailable: r.operatorUnavailable(ext, in.sets), Settings: settings, Cascade: verdict.Cascade}, now)
+	x, err := r.Engine.Open(ctx, &owner{r: r, ext: ext, unavailable: r.operatorUnavailable(ext, in.sets)}, settings, now, false)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	x.KeepCascade(verdict.Cascade)
 	switch {
 	case verdict.SkipReason != "":
-		return ctrl.Result{}, r.skip(ctx, ext, x, verdict.SkipReason, verdict.Message)
+		return ctrl.Result{}, x.Skip(ctx, verdict.SkipReason, verdict.Message)
 	case policy == nil:
-		return ctrl.Result{}, r.skip(ctx, ext, x, cleanupv1alpha1.ReasonUnmanaged, "no CleanupPolicy selects the ClusterExtension any more; nothing was deleted")
+		return ctrl.Result{}, x.Skip(ctx, cleanupv1alpha1.ReasonUnmanaged, "no CleanupPolicy selects the ClusterExtension any more; nothing was deleted")
 	}
 	targets, targetsProblem := plan.ExtensionTargets(ext, settings)
-	warning := ""
+	start := cleanup.Start{Policy: policy.Name, Why: verdict.Message, About: aboutToDo(in.scopes, targets, settings)}
 	if verdict.Cascade == plan.CascadeForeground {
-		warning = verdict.Message
+		start.WarnReason, start.Warning = "ForegroundCascade", verdict.Message
 	}
-	if err := x.Start(ctx, policy.Name, verdict.Message, aboutToDo(in.scopes, targets, settings), "ForegroundCascade", warning); err != nil {
+	if err := x.Start(ctx, start); err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -74,31 +74,22 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached *metav1.Partial
 	// gone with them.
 	countTerminating(x, in.scopes)
 	var crds crdOutcome
-	steps := []struct {
-		name string
-		run  func() (bool, error)
-	}{
-		{"operands", func() (bool, error) {
+	proceed, res, err := x.Run(ctx,
+		cleanup.Step{Name: "operands", Run: func(ctx context.Context) (bool, error) {
 			done, err := r.operandStep(ctx, x, in, targets, targetsProblem, settings)
 			return done, foregroundNote(x.Cascade(), err)
 		}},
-		{"CRDs", func() (done bool, err error) { crds, err = r.crdStep(ctx, x, in, settings); return crds.done, err }},
+		cleanup.Step{Name: "CRDs", Run: func(ctx context.Context) (done bool, err error) {
+			crds, err = r.crdStep(ctx, x, in, settings)
+			return crds.done, err
+		}},
+	)
+	if !proceed {
+		return res, err
 	}
-	for _, s := range steps {
-		done, err := s.run()
-		if proceed, res, err := x.After(ctx, s.name, done, err); !proceed {
-			return res, err
-		}
-	}
-
-	if err := x.Releasing(ctx, "Everything the policy asked for is done; removing csv-cleaner's finalizer from the ClusterExtension, after which the garbage collector removes what OLM v1 applied"); err != nil {
-		return ctrl.Result{}, err
-	}
-	logr.FromContextOrDiscard(ctx).Info("Releasing the ClusterExtension: the uninstall is complete")
-	if err := r.patchFinalizers(ctx, ext, r.Finalizers.Remove); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{}, x.Complete(ctx, "Everything the policy asked for is done; the ClusterExtension is released"+crds.held())
+	return ctrl.Result{}, x.Release(ctx,
+		"Everything the policy asked for is done; removing csv-cleaner's finalizer from the ClusterExtension, after which the garbage collector removes what OLM v1 applied",
+		"Everything the policy asked for is done; the ClusterExtension is released"+crds.held())
 }
 
 // foregroundNote adds to what blocks a foreground cascade that the CRDs
@@ -128,14 +119,6 @@ func (r *Reconciler) operandStep(ctx context.Context, x *cleanup.Uninstall, in i
 		return false, targetsProblem
 	}
 	return x.DeleteInstances(ctx, targets)
-}
-
-// skip records a deletion csv-cleaner deletes nothing for and releases the extension at once.
-func (r *Reconciler) skip(ctx context.Context, ext *ocv1.ClusterExtension, x *cleanup.Uninstall, reason, msg string) error {
-	if err := x.Skip(ctx, reason, msg); err != nil {
-		return err
-	}
-	return r.patchFinalizers(ctx, ext, r.Finalizers.Remove)
 }
 
 // aboutToDo says, for a person, what the uninstall does.

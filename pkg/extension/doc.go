@@ -17,17 +17,18 @@
 // Installed by OLM v1 itself, csv-cleaner holds the extension that
 // installed it whatever the policies say (reconcileSelf); that extension's
 // deletion is csv-cleaner's uninstall, which releases every finalizer it
-// placed and its own extension's last (pkg/cleanup's selfextension.go
-// finds the extension and decides; plan.FindSelfExtension picks it).
+// placed and its own extension's last (pkg/self finds the extension and
+// decides; plan.FindSelfExtension picks it).
 //
-// Every decision is pkg/plan's (the extension_*.go decisions); the record
+// Every decision is pkg/plan's (the extension_*.go decisions); the
+// uninstall runs on the engine (pkg/cleanup), as a CSV's does: the record
 // (ExtensionCleanup), the deletion of a CRD's instances, the Events and the
-// metrics are pkg/cleanup's (cleanup.Uninstall), shared with the CSVs'
-// uninstalls. Files: reconciler.go (the skeleton, the finalizer), delete.go
-// (the uninstall's steps), gather.go (what the decisions read), crds.go
-// (the CRDs' fate: detach, or leave to the garbage collector), setup.go
-// (the watches).
+// metrics. Files: reconciler.go (the skeleton, the finalizer), delete.go
+// (one pass of the uninstall, a straight line), owner.go (the extension as
+// the engine knows it), gather.go (what the decisions read), crds.go (the
+// CRDs' fate: detach, or leave to the garbage collector), plan.go (the dry
+// run), setup.go (the watches).
 //
-// It must not reach into the CSV controller's steps, nor decide what
-// pkg/plan can decide.
+// It must not import the CSV controller (pkg/csv), nor reach into the
+// engine's record, nor decide what pkg/plan can decide.
 package extension

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
@@ -87,7 +87,7 @@ func (r *Reconciler) operatorUnavailable(ext *ocv1.ClusterExtension, sets map[ty
 			switch {
 			case !dep.DeletionTimestamp.IsZero():
 				state = "is being deleted"
-			case !cleanup.Available(dep):
+			case !objects.Available(dep):
 				state = "is not Available"
 			default:
 				continue

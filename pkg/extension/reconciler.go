@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/go-logr/logr"
-	ocv1 "github.com/operator-framework/operator-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -15,7 +15,9 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
 
 // Reconciler puts csv-cleaner's finalizer on the ClusterExtensions a
@@ -27,8 +29,11 @@ type Reconciler struct {
 	APIReader client.Reader
 	// Finalizers names the finalizer (and legacy names) this instance owns.
 	Finalizers plan.Finalizers
-	// Shared is the CSVs' controller, whose records, deletes, Events and metrics this one uses.
-	Shared *cleanup.Reconciler
+	// Engine runs the uninstalls, as it does the CSVs'.
+	Engine *cleanup.Engine
+	// Life is csv-cleaner's own install: the extension that installed it is
+	// handled apart, and its uninstall releases every extension.
+	Life *self.Life
 
 	written *finalizer.Written
 }
@@ -43,7 +48,7 @@ type Reconciler struct {
 // in the record once failures go on, as for CSVs.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	res, err := r.reconcile(ctx, req)
-	return r.Shared.AfterExtensionAttempt(ctx, req, res, err)
+	return r.Engine.SettleAttempt(ctx, cleanup.Extensions, req, res, err)
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -51,17 +56,17 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, ext); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Gone: a record whose release succeeded without its reply says Completed.
-			return ctrl.Result{}, r.Shared.FinishExtensionRelease(ctx, req.Name)
+			return ctrl.Result{}, r.Engine.FinishRelease(ctx, cleanup.Extensions, req.NamespacedName, nil)
 		}
 		return ctrl.Result{}, err
 	}
 	log := logr.FromContextOrDiscard(ctx).WithValues("clusterExtension", klog.KObj(ext))
 	ctx = logr.NewContext(ctx, log)
-	fate, why, err := r.Shared.SelfFate(ctx)
+	fate, why, err := r.Life.Fate(ctx)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	own, err := r.Shared.IsOwnExtension(ctx, ext)
+	own, err := r.Life.IsOwnExtension(ctx, ext)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -100,10 +105,17 @@ func (r *Reconciler) reconcileSelf(ctx context.Context, ext *metav1.PartialObjec
 	if !r.Finalizers.HeldBy(ext.Finalizers) {
 		return ctrl.Result{}, nil
 	}
-	res, done, err := r.Shared.ReleaseForOwnExtension(ctx, ext, why)
-	if err != nil || !done {
-		return res, err
+	settled, err := r.Life.ReleaseOthers(ctx, why)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
+	if !settled {
+		// A reconcile that started before the deletion may still add one:
+		// its own extension goes only after a pass that finds nothing left.
+		return ctrl.Result{RequeueAfter: self.ReleaseAgainAfter}, nil
+	}
+	r.Engine.Event(ext, corev1.EventTypeNormal, "FinalizersReleased", "Uninstall",
+		"csv-cleaner removed every finalizer it placed on CSVs, ClusterExtensions and cluster RBAC; releasing its own ClusterExtension")
 	logr.FromContextOrDiscard(ctx).Info("Releasing csv-cleaner's own ClusterExtension, last")
 	return ctrl.Result{}, r.patchFinalizers(ctx, ext, r.Finalizers.Remove)
 }
@@ -147,8 +159,4 @@ func (r *Reconciler) patchFinalizers(ctx context.Context, ext client.Object, edi
 }
 
 // extensionMetadata is a ClusterExtension's metadata, as the cache holds it.
-func extensionMetadata() *metav1.PartialObjectMetadata {
-	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(ocv1.GroupVersion.WithKind(ocv1.ClusterExtensionKind))
-	return m
-}
+func extensionMetadata() *metav1.PartialObjectMetadata { return objects.ExtensionMetadata() }

@@ -21,6 +21,7 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
+	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
 
 // Served reports whether the API server serves ClusterExtensions (OLM v1
@@ -40,29 +41,30 @@ func Served(mgr ctrl.Manager) (bool, error) {
 // SetupIfServed registers the ClusterExtension controller when the API
 // server serves ClusterExtensions, and reports whether it did. OLM v1
 // installed later is seen at csv-cleaner's next start.
-func SetupIfServed(mgr ctrl.Manager, shared *cleanup.Reconciler, workers int) (bool, error) {
+func SetupIfServed(mgr ctrl.Manager, e *cleanup.Engine, life *self.Life, workers int) (bool, error) {
 	ok, err := Served(mgr)
 	if err != nil || !ok {
 		return false, err
 	}
-	return true, Setup(mgr, shared, workers)
+	return true, Setup(mgr, e, life, workers)
 }
 
-// Setup registers the ClusterExtension controller; shared is the CSVs'
-// controller (cleanup.Setup), whose records, deletes, Events, metrics and
-// finalizer it uses.
-func Setup(mgr ctrl.Manager, shared *cleanup.Reconciler, workers int) error {
-	shared.WatchOwnExtension(mgr.GetAPIReader())
+// Setup registers the ClusterExtension controller on the engine the CSVs'
+// controller runs on too (its clients, finalizer, records, Events and
+// metrics); life looks for the extension that installed csv-cleaner.
+func Setup(mgr ctrl.Manager, e *cleanup.Engine, life *self.Life, workers int) error {
+	life.WatchOwnExtension(mgr.GetAPIReader())
 	r := &Reconciler{
-		Client:     cleanup.Retry.Client(mgr.GetClient()),
-		APIReader:  mgr.GetAPIReader(),
-		Finalizers: shared.Finalizers,
-		Shared:     shared,
+		Client:     e.Client,
+		APIReader:  e.APIReader,
+		Finalizers: e.Finalizers,
+		Engine:     e,
+		Life:       life,
 		written:    &finalizer.Written{},
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("clusterextension").
-		For(extensionMetadata(), builder.WithPredicates(shared.ObserveDeletions(), changed)).
+		For(extensionMetadata(), builder.WithPredicates(e.ObserveDeletions(), changed)).
 		Watches(&cleanupv1alpha1.CleanupPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allExtensions),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, cleanup.DeletionChanged))).
 		// A record left Releasing (the release's reply was lost, or csv-cleaner

@@ -2,6 +2,7 @@ package rbac
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -214,4 +215,21 @@ func (h Holder) list(ctx context.Context, gvk schema.GroupVersionKind, sel heldS
 		}
 	}
 	return items, nil
+}
+
+// HoldName is the hold finalizer: the configured one, or HoldFinalizer
+// when none is configured ("").
+func HoldName(configured string) string {
+	if configured == "" {
+		return HoldFinalizer
+	}
+	return configured
+}
+
+// HoldError says which permission a refused patch of the hold lacks.
+func HoldError(err error) error {
+	if forbidden := (*ForbiddenError)(nil); errors.As(err, &forbidden) {
+		return errors.Join(errors.New("csv-cleaner needs patch on clusterroles and clusterrolebindings to hold them"), err)
+	}
+	return err
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
 
 // Markdown is docs/benchmarks.md.
@@ -49,7 +51,7 @@ func (r Report) Markdown() string {
 	p("- **Resume** (`resume_*`): 1,000 operands; csv-cleaner puts its finalizer on the CSV and is stopped, the CSV is deleted, and csv-cleaner is started again. Seconds from the process's start to the first operand deleted (a watch on the operands sees it) and to the CSV being gone.")
 	p("- **Memory** (`rss_mib_N`): N CSVs in 50 namespaces, 10 %% of them managed by a CleanupPolicy and 90 %% OLM copies (label `olm.copiedFrom`), and %d custom resources of an unrelated CRD. A fresh csv-cleaner is started for each N; once it has put its finalizer on every managed CSV and 5 s have passed, its peak resident set size (`VmHWM` in `/proc/<pid>/status`).", r.unrelated())
 	p("- **Idle** (`idle_*`): %d managed CSVs and nothing deleted, for %s. Writes are csv-cleaner's own create, update, patch and delete requests, and lists and watches per minute its own list and watch requests: its metric `csv_cleaner_client_requests_total`, which names each request by the verb the API server authorizes (kube-apiserver's `apiserver_request_total` has no client label, and counts its own loopback informers too).", r.Idle.Managed, r.Idle.Window)
-	p("- **Self release** (`self_release_*`): %s. csv-cleaner runs as OLM runs it (`POD_NAMESPACE`, `OPERATOR_CONDITION_NAME`) until it holds every one of them; then its namespace is deleted and SIGTERM sent at once, as the kubelet does when the namespace controller deletes its pods. `self_release_seconds_N` runs from SIGTERM to the process's exit (its manager stops, then it removes every finalizer it placed, %d patches in flight, its own CSV's last); the benchmark fails unless nothing carries a finalizer of csv-cleaner's then. `self_release_csvs_within_timeout` is how many managed CSVs that rate releases within `--release-timeout` (%s), which the shipped `terminationGracePeriodSeconds` (60) leaves 10 s around.", r.selfReleaseWorkload(), cleanup.DefaultDeleteWorkers, cleanup.DefaultReleaseTimeout)
+	p("- **Self release** (`self_release_*`): %s. csv-cleaner runs as OLM runs it (`POD_NAMESPACE`, `OPERATOR_CONDITION_NAME`) until it holds every one of them; then its namespace is deleted and SIGTERM sent at once, as the kubelet does when the namespace controller deletes its pods. `self_release_seconds_N` runs from SIGTERM to the process's exit (its manager stops, then it removes every finalizer it placed, %d patches in flight, its own CSV's last); the benchmark fails unless nothing carries a finalizer of csv-cleaner's then. `self_release_csvs_within_timeout` is how many managed CSVs that rate releases within `--release-timeout` (%s), which the shipped `terminationGracePeriodSeconds` (60) leaves 10 s around.", r.selfReleaseWorkload(), cleanup.DefaultDeleteWorkers, self.DefaultReleaseTimeout)
 	p("")
 	p("## What the figures show, and what was changed for them")
 	p("")
@@ -87,7 +89,7 @@ func (r Report) selfReleaseWorkload() string {
 func (r Report) selfReleaseFinding() string {
 	s := r.SelfRelease
 	return fmt.Sprintf("Deleting csv-cleaner's namespace used to leave every finalizer it had placed: the namespace controller deletes its pods in the same pass as its CSV, so SIGTERM came before csv-cleaner saw its own CSV deleted, and it exited in milliseconds. It now treats SIGTERM while its namespace is terminating (or its CSV is deleted with no CSV replacing it) as its uninstall, and releases %d patches at a time, in a random order so that replicas share the work: %d objects in %.1f s, %.0f a second, so the %s of `--release-timeout` cover about %d managed CSVs. With one patch at a time (`BENCH_CLEANER_ARGS=--delete-workers=1 BENCH_ONLY=self-release`, measured by hand on 2026-11-24) the same release took 6.9 s (435 a second): the API server's CPU bounds it on 2 cores more than the patches in flight do. The Deployment's CPU limit (500m) may lower the rate in a cluster; `csv-cleaner release` finishes what a SIGKILL interrupts.",
-		cleanup.DefaultDeleteWorkers, s.Objects, s.Exit.Seconds(), s.PerSecond(), cleanup.DefaultReleaseTimeout, s.CSVsWithin(cleanup.DefaultReleaseTimeout))
+		cleanup.DefaultDeleteWorkers, s.Objects, s.Exit.Seconds(), s.PerSecond(), self.DefaultReleaseTimeout, s.CSVsWithin(self.DefaultReleaseTimeout))
 }
 
 // uninstallRSS lists the peak RSS of each size's uninstall.
@@ -191,7 +193,7 @@ func (r Report) burstWorkload() string {
 func (r Report) burstFinding() string {
 	b := r.Burst
 	return fmt.Sprintf("Measured on 2026-11-24 with an independent harness before the change: the median record first appeared 13 s after its CSV was seen terminating, the last 25 s after, and none was ever seen at `Deleting`: the record was created without status when a reconcile of the CSV began, and its status written at the end of the pass, so a queued uninstall showed nothing and a fast one skipped `Deleting`. Two changes. The uninstall writes phase `Deleting`, with what it is about to do, before its first delete. And a controller of its own (`uninstall-acknowledge`, %d workers, its own queue) acknowledges a deleting managed CSV at once: it classifies the deletion from one live list of the namespace's CSVs and one of its Subscriptions, creates the record with that phase and message and sends `CleanupStarted`, never queued behind other uninstalls' deletes. Now: p50 %.2f s, p99 %.2f s, max %.2f s to `Deleting`, %d records never seen at `Deleting`; complete p50 %.1f s, p99 %.1f s; the whole burst %.1f s against %.1f s for the per-object floor (%.2f). With the acknowledgement in the uninstall controller only (the same harness, same day), p99 was 2.45 s; at 8 workers and a read of the CSV, the namespace and the record before its create, 1.48 s.",
-		cleanup.AcknowledgeWorkers, quantile(b.RecordVisible, 0.5).Seconds(), quantile(b.RecordVisible, 0.99).Seconds(), quantile(b.RecordVisible, 1).Seconds(), b.NeverDeleting,
+		csvctl.AcknowledgeWorkers, quantile(b.RecordVisible, 0.5).Seconds(), quantile(b.RecordVisible, 0.99).Seconds(), quantile(b.RecordVisible, 1).Seconds(), b.NeverDeleting,
 		quantile(b.Complete, 0.5).Seconds(), quantile(b.Complete, 0.99).Seconds(), b.Total.Seconds(), b.Floor.Seconds(), b.Ratio())
 }
 

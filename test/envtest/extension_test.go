@@ -23,6 +23,7 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 	"github.com/csv-cleaner/csv-cleaner/test/faultproxy"
 )
 
@@ -199,7 +200,7 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		stopManager()
 		deleting.deleteAsOperatorController(ctx, nil)
 
-		rl := cleanup.Releaser{Live: k8s, Writer: k8s, Finalizers: plan.Finalizers{Current: plan.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
+		rl := self.Releaser{Live: k8s, Writer: k8s, Finalizers: plan.Finalizers{Current: plan.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
 			Hold: rbac.HoldFinalizer, Workers: 4, Reporter: "test"}
 		released, err := rl.ReleaseOthers(ctx)
 		Expect(err).NotTo(HaveOccurred())

@@ -25,6 +25,7 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 	"github.com/csv-cleaner/csv-cleaner/test/faultproxy"
 )
 
@@ -348,9 +349,9 @@ var _ = Describe("A degraded API server", func() {
 		c, err := client.New(cfg, client.Options{Scheme: cleanup.Scheme()})
 		Expect(err).NotTo(HaveOccurred())
 		c = cleanup.Retry.Client(c)
-		releaseCtx, cancel := context.WithTimeout(ctx, cleanup.DefaultReleaseTimeout)
+		releaseCtx, cancel := context.WithTimeout(ctx, self.DefaultReleaseTimeout)
 		defer cancel()
-		rl := cleanup.Releaser{Live: c, Writer: c, Finalizers: plan.Finalizers{Current: plan.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
+		rl := self.Releaser{Live: c, Writer: c, Finalizers: plan.Finalizers{Current: plan.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
 			Hold: rbac.HoldFinalizer, Workers: 8, Reporter: "test"}
 		released, err := rl.ReleaseOthers(releaseCtx)
 		Expect(err).NotTo(HaveOccurred())

@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -22,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
@@ -342,6 +344,18 @@ func planIdentity(ctx context.Context, id string, groups ...string) types.Namesp
 	bindRole(ctx, "identity-for-"+id, &rbacv1.ClusterRole{Rules: []rbacv1.PolicyRule{{
 		APIGroups: groups, Resources: []string{"*"}, Verbs: []string{"list", "delete", "patch"},
 	}}}, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name})
+	// The API server's authorizer sees a new binding a moment after it is
+	// written: the plan asks only once it does, as a user who runs it later would.
+	for _, group := range groups {
+		Eventually(func(g Gomega) {
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User:               serviceaccount.MakeUsername(sa.Namespace, sa.Name),
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Group: group, Resource: "*", Verb: "delete"},
+			}}
+			g.Expect(k8s.Create(ctx, sar)).To(Succeed())
+			g.Expect(sar.Status.Allowed).To(BeTrue(), "the authorizer has not seen the binding yet")
+		}).WithContext(ctx).Should(Succeed())
+	}
 	return sa
 }
 

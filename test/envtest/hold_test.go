@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/manager"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -143,7 +143,7 @@ var _ = Describe("The RBAC hold", func() {
 		s := heldInstall(ctx, "hold-unmanaged")
 
 		By("turning the hold off")
-		restartManagerWith(func(o *cleanup.SetupOptions) { o.DisableRBACHold = true })
+		restartManagerWith(func(o *manager.SetupOptions) { o.DisableRBACHold = true })
 		waitRBACFinalizers(ctx, s.id+"-role", [][]string{{}, {}})
 		stopManager()
 		startManager()
@@ -157,13 +157,13 @@ var _ = Describe("The RBAC hold", func() {
 
 	It("is released under its configured name when turned off (--rbac-hold=false --rbac-hold-finalizer=X)", func(ctx SpecContext) {
 		const custom = "test.csv-cleaner.io/custom-hold"
-		restartManagerWith(func(o *cleanup.SetupOptions) { o.RBACHold = custom })
+		restartManagerWith(func(o *manager.SetupOptions) { o.RBACHold = custom })
 		s := installed(ctx, "hold-named")
 		s.waitFinalizer(ctx)
 		waitRBACFinalizers(ctx, s.id+"-role", [][]string{{custom}, {custom}})
 
 		By("turning the hold off with the same finalizer name")
-		restartManagerWith(func(o *cleanup.SetupOptions) { o.RBACHold, o.DisableRBACHold = custom, true })
+		restartManagerWith(func(o *manager.SetupOptions) { o.RBACHold, o.DisableRBACHold = custom, true })
 		waitRBACFinalizers(ctx, s.id+"-role", [][]string{{}, {}})
 	})
 
@@ -173,7 +173,7 @@ var _ = Describe("The RBAC hold", func() {
 		self := fixtures.Install{Namespace: "self-" + s.id, CSVName: "csv-cleaner.v0.1.0", Targets: []string{""}}
 		_, err := self.Create(ctx, k8s)
 		Expect(err).NotTo(HaveOccurred())
-		restartManagerWith(func(o *cleanup.SetupOptions) { o.Self = self.Key() })
+		restartManagerWith(func(o *manager.SetupOptions) { o.Self = self.Key() })
 		selfFinalizers := func(ctx context.Context) []string {
 			csv := &operatorsv1alpha1.ClusterServiceVersion{}
 			if err := k8s.Get(ctx, self.Key(), csv); err != nil {

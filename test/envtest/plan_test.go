@@ -15,6 +15,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
@@ -111,7 +112,7 @@ var _ = Describe("csv-cleaner plan", func() {
 		addOwned(ctx, csv, "NotA_CRD", "Bad")
 		kind := s.crd(0).Kind + "." + s.crd(0).Group
 
-		dry, err := cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall), dry.Message)
 		Expect(dry.Items).To(ConsistOf(
@@ -130,7 +131,7 @@ var _ = Describe("csv-cleaner plan", func() {
 	It("says that a CSV no policy selects would have nothing deleted", func(ctx SpecContext) {
 		s := newScenario("planone")
 		s.create(ctx)
-		dry, err := cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(dry.Verdict).To(Equal(cleanup.VerdictUnmanaged))
 		Expect(dry.Items).To(BeEmpty())

@@ -14,6 +14,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -35,7 +36,7 @@ var _ = Describe("csv-cleaner plan's foresight of rights", func() {
 	planOf := func(ctx context.Context, s *scenario, sa *types.NamespacedName) *cleanup.DryRun {
 		GinkgoHelper()
 		s.afterOperands()
-		dry, err := cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(cleanup.Foresee(ctx, k8s, dry, sa)).To(Succeed())
 		return dry

@@ -18,6 +18,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -32,7 +33,7 @@ var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lis
 	planAsRun := func(ctx context.Context, s *scenario) *cleanup.DryRun {
 		GinkgoHelper()
 		s.afterOperands() // a deletion planned for now is in a later second than the operands
-		dry, err := cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		sa := planIdentity(ctx, s.id, s.crd(0).Group)
 		Expect(cleanup.Foresee(ctx, k8s, dry, &sa)).To(Succeed())

@@ -18,6 +18,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -119,7 +120,7 @@ var _ = Describe("csv-cleaner plan and the uninstall", func() {
 			if c.after != nil {
 				c.after(ctx, s)
 			}
-			dry, err := cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+			dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 			Expect(err).NotTo(HaveOccurred())
 			GinkgoWriter.Printf("plan: %s (%s) %s\n", dry.Verdict, dry.Reason, dry.Message)
 			for _, it := range dry.Items {

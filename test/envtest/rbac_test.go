@@ -24,6 +24,8 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/manager"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -81,7 +83,7 @@ func runShippedAs(ctx context.Context, cfg *rest.Config) {
 	GinkgoHelper()
 	Expect(fixtures.ApplyOperandRole(ctx, k8s)).To(Succeed())
 	stopManager()
-	startManagerAs(cfg, func(o *cleanup.SetupOptions) { o.OperandRole = rbac.OperandRole })
+	startManagerAs(cfg, func(o *manager.SetupOptions) { o.OperandRole = rbac.OperandRole })
 	DeferCleanup(func() {
 		stopManager()
 		startManager()
@@ -262,7 +264,7 @@ var _ = Describe("csv-cleaner's own permissions, as shipped", Ordered, func() {
 
 	It("block the uninstall, deleting nothing, on the CRD OLM did not install, naming the kind, the verbs and the label, and it resumes once the role docs/rights.md shows is applied", func(ctx SpecContext) {
 		By("planning first: a SubjectAccessReview for the ServiceAccount csv-cleaner runs as (found from its operand binding) foresees the missing right")
-		dry, err := cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(cleanup.Foresee(ctx, k8s, dry, nil)).To(Succeed())
 		Expect(dry.Verdict).To(Equal(cleanup.VerdictBlocked))

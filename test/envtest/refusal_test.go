@@ -18,6 +18,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
@@ -73,7 +74,7 @@ var _ = Describe("A request the API server refuses", func() {
 		var dry *cleanup.DryRun
 		Eventually(func(g Gomega, ctx context.Context) {
 			var err error
-			dry, err = cleanup.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+			dry, err = csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(cleanup.Foresee(ctx, k8s, dry, &sa)).To(Succeed())
 			g.Expect(dry.Verdict).To(Equal(cleanup.VerdictBlocked), dry.Message)

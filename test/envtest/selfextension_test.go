@@ -9,7 +9,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/manager"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -20,7 +20,7 @@ var _ = Describe("csv-cleaner installed by OLM v1 as a ClusterExtension", func()
 		By("running csv-cleaner as OLM v1 runs it: POD_NAMESPACE only, no OPERATOR_CONDITION_NAME")
 		stopManager()
 		DeferCleanup(func() { stopManager(); startManager() })
-		startManagerAs(cp.Config, func(o *cleanup.SetupOptions) { o.Namespace = ns })
+		startManagerAs(cp.Config, func(o *manager.SetupOptions) { o.Namespace = ns })
 
 		managed := newExtScenario("selfv1")
 		managed.createPolicy(ctx)

@@ -23,7 +23,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/extension"
+	"github.com/csv-cleaner/csv-cleaner/pkg/manager"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 )
@@ -87,7 +87,7 @@ func startManager() {
 
 // startManagerAs starts the controllers with the given identity, and the
 // options as the binary sets them unless mutate changes them.
-func startManagerAs(identity *rest.Config, mutate ...func(*cleanup.SetupOptions)) {
+func startManagerAs(identity *rest.Config, mutate ...func(*manager.SetupOptions)) {
 	GinkgoHelper()
 	Expect(running).To(BeNil(), "the manager is already running")
 	// The binary's default client rate limits.
@@ -96,22 +96,20 @@ func startManagerAs(identity *rest.Config, mutate ...func(*cleanup.SetupOptions)
 	cleanup.ClientConfig(cfg)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 cleanup.Scheme(),
-		Cache:                  cleanup.CacheOptions(),
+		Cache:                  manager.CacheOptions(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	Expect(err).NotTo(HaveOccurred())
-	opts := cleanup.SetupOptions{
+	opts := manager.SetupOptions{
 		Finalizers:    plan.Finalizers{Current: plan.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
 		DeleteWorkers: 8, MaxConcurrentReconciles: 4, PaceWrites: true,
 	}
 	for _, m := range mutate {
 		m(&opts)
 	}
-	shared, err := cleanup.Setup(mgr, opts)
-	Expect(err).To(Succeed())
-	served, err := extension.SetupIfServed(mgr, shared, opts.MaxConcurrentReconciles)
+	served, err := manager.Setup(mgr, opts)
 	Expect(err).To(Succeed())
 	Expect(served).To(BeTrue(), "the suite's control plane serves ClusterExtensions")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -174,7 +172,7 @@ func stopManager() {
 
 // restartManagerWith restarts the controllers with changed options, and
 // with the usual ones again after the spec.
-func restartManagerWith(mutate func(*cleanup.SetupOptions)) {
+func restartManagerWith(mutate func(*manager.SetupOptions)) {
 	GinkgoHelper()
 	stopManager()
 	startManagerAs(cp.Config, mutate)

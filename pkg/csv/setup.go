@@ -1,4 +1,4 @@
-package cleanup
+package csv
 
 import (
 	"context"
@@ -8,9 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -23,6 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
@@ -35,14 +35,14 @@ import (
 // code path can bring back a cache of whole CSVs unnoticed.
 func CacheOptions() cache.Options {
 	byObject := map[client.Object]cache.ByObject{
-		csvMetadata(): {
+		objects.CSVMetadata(): {
 			Label:     notCopiedSelector(),
 			Transform: TrimCSV,
 		},
 	}
 	// Only the metadata of the cluster RBAC that OLM gives CSVs is watched.
 	for _, gvk := range rbac.HeldKinds {
-		byObject[heldMetadata(gvk)] = cache.ByObject{Label: rbac.AnyCSVOwner(), Transform: cache.TransformStripManagedFields()}
+		byObject[objects.Metadata(gvk)] = cache.ByObject{Label: rbac.AnyCSVOwner(), Transform: cache.TransformStripManagedFields()}
 	}
 	return cache.Options{ByObject: byObject, ReaderFailOnMissingInformer: true}
 }
@@ -104,25 +104,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("clusterserviceversion").
 		// The deletion's revision is observed first, on every update.
-		For(csvMetadata(), builder.WithPredicates(r.ObserveDeletions(), csvChanged)).
+		For(objects.CSVMetadata(), builder.WithPredicates(r.ObserveDeletions(), csvChanged)).
 		Watches(&cleanupv1alpha1.CleanupPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allCSVs),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, DeletionChanged))).
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, cleanup.DeletionChanged))).
 		// A namespace's labels select policies; a terminating namespace stops
 		// reinstalls, and csv-cleaner's own one means its uninstall.
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.csvsInNamespace),
-			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, DeletionChanged))).
+			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, cleanup.DeletionChanged))).
 		// An upgrade can add ClusterRoles to hold; a hold left on RBAC whose CSV is gone is released.
-		WatchesMetadata(heldMetadata(rbac.ClusterRole), handler.EnqueueRequestsFromMapFunc(ownerCSV)).
-		WatchesMetadata(heldMetadata(rbac.ClusterRoleBinding), handler.EnqueueRequestsFromMapFunc(ownerCSV)).
+		WatchesMetadata(objects.Metadata(rbac.ClusterRole), handler.EnqueueRequestsFromMapFunc(ownerCSV)).
+		WatchesMetadata(objects.Metadata(rbac.ClusterRoleBinding), handler.EnqueueRequestsFromMapFunc(ownerCSV)).
 		WithOptions(opts).
 		Complete(r)
-}
-
-// heldMetadata is the metadata-only object of a kind csv-cleaner holds.
-func heldMetadata(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadata {
-	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(gvk)
-	return m
 }
 
 // ownerCSV maps a ClusterRole or binding to the CSV its owner labels name.
@@ -131,13 +124,6 @@ func ownerCSV(_ context.Context, obj client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: csv}}
 	}
 	return nil
-}
-
-// DeletionChanged lets through the updates that start (or undo) an object's deletion.
-var DeletionChanged = predicate.Funcs{
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		return !e.ObjectOld.GetDeletionTimestamp().Equal(e.ObjectNew.GetDeletionTimestamp())
-	},
 }
 
 // allCSVs enqueues every cached CSV: a policy change can change any of them.
@@ -150,7 +136,7 @@ func (r *Reconciler) csvsInNamespace(ctx context.Context, ns client.Object) []re
 }
 
 func listRequests(ctx context.Context, c client.Reader, opts ...client.ListOption) []reconcile.Request {
-	list := csvMetadataList()
+	list := objects.CSVMetadataList()
 	// Only the keys are read: the cache's objects are not copied.
 	if err := c.List(ctx, list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing CSVs to re-examine")

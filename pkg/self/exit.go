@@ -1,14 +1,16 @@
-package cleanup
+package self
 
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
 // ReleaseOnExit runs after a signal stopped csv-cleaner's manager: on
@@ -23,14 +25,9 @@ import (
 // releases nothing; a replaced version releases only its own CSV and RBAC.
 // c must read live: the manager's cache is stopped. ctx bounds the work
 // (the grace period, less a margin).
-func ReleaseOnExit(ctx context.Context, c client.Client, o SetupOptions) error {
-	o = o.withDefaults()
+func ReleaseOnExit(ctx context.Context, c client.Client, o Install) error {
 	log := logr.FromContextOrDiscard(ctx)
-	ns := o.Namespace
-	if ns == "" {
-		ns = o.Self.Namespace
-	}
-	in, err := readSelfInput(ctx, c, o.Self, ns)
+	in, err := readInput(ctx, c, o.Self, o.namespace())
 	if apierrors.IsForbidden(err) {
 		// Its rights went with its CSV: this version was replaced (the next
 		// one holds every finalizer) or uninstalled already (its own RBAC is
@@ -44,8 +41,8 @@ func ReleaseOnExit(ctx context.Context, c client.Client, o SetupOptions) error {
 		return err
 	}
 	fate, why := plan.DecideSelf(in)
-	rl := Releaser{Live: c, Writer: c, Finalizers: o.Finalizers, Hold: holdToRelease(o.RBACHold), Self: o.Self,
-		Workers: max(1, o.DeleteWorkers), Reporter: reporter()}
+	rl := Releaser{Live: c, Writer: c, Finalizers: o.Finalizers, Hold: rbac.HoldName(o.Hold), Self: o.Self,
+		Workers: max(1, o.Workers), Reporter: reporter()}
 	switch fate {
 	case plan.SelfInstalled:
 		log.Info("Stopping; csv-cleaner is not being uninstalled, so every finalizer stays for the next csv-cleaner to run")
@@ -64,3 +61,8 @@ func ReleaseOnExit(ctx context.Context, c client.Client, o SetupOptions) error {
 	log.Info("Released csv-cleaner's own CSV and RBAC, last", "objects", n)
 	return errors.Join(othersErr, err)
 }
+
+// DefaultReleaseTimeout bounds the release on SIGTERM during csv-cleaner's
+// own uninstall (ReleaseOnExit): 10 s inside the grace period the
+// manifests ship (terminationGracePeriodSeconds), sized in make bench.
+const DefaultReleaseTimeout = 50 * time.Second

@@ -1,4 +1,4 @@
-package cleanup
+package self
 
 import (
 	"context"
@@ -11,18 +11,17 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	ocv1 "github.com/operator-framework/operator-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/pkg/transient"
@@ -74,8 +73,8 @@ type Releaser struct {
 const releasePage = 500
 
 var (
-	csvKind       = csvMetadata().GroupVersionKind()
-	extensionKind = ocv1.GroupVersion.WithKind(ocv1.ClusterExtensionKind)
+	csvKind       = objects.CSVKind
+	extensionKind = objects.ExtensionKind
 )
 
 // ReleaseOthers removes csv-cleaner's finalizers from every CSV but its own
@@ -87,9 +86,9 @@ var (
 // every error at the end with what it released.
 func (rl Releaser) ReleaseOthers(ctx context.Context) ([]Released, error) {
 	var todo []metav1.PartialObjectMetadata
-	err := listPages(ctx, rl.Live, csvMetadataList, releasePage, func(l *metav1.PartialObjectMetadataList) error {
+	err := objects.ListPages(ctx, rl.Live, objects.CSVMetadataList, releasePage, func(l *metav1.PartialObjectMetadataList) error {
 		for _, csv := range l.Items {
-			if rl.Finalizers.HeldBy(csv.Finalizers) && csvKey(&csv) != rl.Self {
+			if rl.Finalizers.HeldBy(csv.Finalizers) && objects.Key(&csv) != rl.Self {
 				csv.SetGroupVersionKind(csvKind)
 				todo = append(todo, csv)
 			}
@@ -100,7 +99,7 @@ func (rl Releaser) ReleaseOthers(ctx context.Context) ([]Released, error) {
 		return nil, fmt.Errorf("listing CSVs: %w", err)
 	}
 	// OLM v1's ClusterExtensions, where the API server serves them.
-	err = listPages(ctx, rl.Live, metadataList(extensionKind), releasePage, func(l *metav1.PartialObjectMetadataList) error {
+	err = objects.ListPages(ctx, rl.Live, objects.MetadataList(extensionKind), releasePage, func(l *metav1.PartialObjectMetadataList) error {
 		for _, ext := range l.Items {
 			if rl.Finalizers.HeldBy(ext.Finalizers) && ext.Name != rl.SelfExtension {
 				ext.SetGroupVersionKind(extensionKind)
@@ -113,7 +112,7 @@ func (rl Releaser) ReleaseOthers(ctx context.Context) ([]Released, error) {
 		return nil, fmt.Errorf("listing ClusterExtensions: %w", err)
 	}
 	for _, gvk := range rbac.HeldKinds {
-		err := listPages(ctx, rl.Live, metadataList(gvk), releasePage, func(l *metav1.PartialObjectMetadataList) error {
+		err := objects.ListPages(ctx, rl.Live, objects.MetadataList(gvk), releasePage, func(l *metav1.PartialObjectMetadataList) error {
 			for _, o := range l.Items {
 				owner, _ := rbac.OwnerOf(o.Labels)
 				if slices.Contains(o.Finalizers, rl.Hold) && (rl.Self.Name == "" || owner != rl.Self) {
@@ -239,7 +238,7 @@ func (rl Releaser) ReleaseSelf(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	n := 0
-	self := csvMetadata()
+	self := objects.CSVMetadata()
 	switch err := rl.Live.Get(ctx, rl.Self, self); {
 	case err == nil:
 		rel, err := rl.releaseOne(ctx, self)
@@ -253,7 +252,7 @@ func (rl Releaser) ReleaseSelf(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("getting csv-cleaner's own CSV %s: %w", rl.Self, err)
 	}
 	held, err := rbac.Holder{Lister: rl.Live, Live: rl.Live, Writer: rl.Writer, Finalizer: rl.Hold}.ReleaseSelf(ctx, rl.Self)
-	return n + held, holdError(err)
+	return n + held, rbac.HoldError(err)
 }
 
 // abandoned writes a Warning Event on a CSV (or a ClusterExtension) whose
@@ -280,15 +279,6 @@ func (rl Releaser) abandoned(ctx context.Context, obj *metav1.PartialObjectMetad
 	}
 	if err := rl.Writer.Create(ctx, ev); err != nil {
 		logr.FromContextOrDiscard(ctx).Error(err, "Writing the Event about an abandoned uninstall", "object", klog.KObj(obj))
-	}
-}
-
-// metadataList returns a constructor of metadata lists of a kind.
-func metadataList(gvk schema.GroupVersionKind) func() *metav1.PartialObjectMetadataList {
-	return func() *metav1.PartialObjectMetadataList {
-		l := &metav1.PartialObjectMetadataList{}
-		l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		return l
 	}
 }
 

@@ -1,78 +1,42 @@
-package cleanup
+package csv
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 	"github.com/csv-cleaner/csv-cleaner/pkg/pace"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
 
-// Reconciler puts csv-cleaner's finalizer on managed CSVs and runs their
-// uninstall when they are deleted.
+// Reconciler puts csv-cleaner's finalizer on managed CSVs, holds their
+// cluster RBAC, and runs their uninstall on the engine when they are deleted.
 type Reconciler struct {
-	// Client reads from the cache and writes to the API server.
-	Client client.Client
-	// APIReader reads live from the API server, for every decision that
-	// deletes something.
-	APIReader client.Reader
-	// Metadata, when set, deletes operands (see deleteOne).
-	Metadata metadata.Interface
-	// Recorder writes Events.
-	Recorder events.EventRecorder
-	// Finalizers names the finalizer (and legacy names) this instance owns.
-	Finalizers plan.Finalizers
-	// DeleteWorkers is how many deletes run at once; the client's rate limit still applies.
-	DeleteWorkers int
+	// Engine runs the uninstalls; its clients are the controller's.
+	*cleanup.Engine
+	// Life is csv-cleaner's own install: its own CSV is handled apart, and
+	// its uninstall releases every CSV.
+	Life *self.Life
 	// RBACHold is the finalizer that keeps a managed CSV's ClusterRoles and
-	// bindings in force until its operands are gone ("" is rbac.HoldFinalizer).
+	// bindings in force until its operands are gone (rbac.HoldName).
 	RBACHold string
 	// RBACHoldOff turns the hold off: the holds placed before, under RBACHold, are released.
 	RBACHoldOff bool
-	// Self is csv-cleaner's own CSV (OPERATOR_CONDITION_NAME in the pod's
-	// namespace); when it is uninstalled csv-cleaner removes every finalizer
-	// it placed before its own. Empty when csv-cleaner was not installed by OLM.
-	Self types.NamespacedName
-	// Namespace is csv-cleaner's own namespace (POD_NAMESPACE): when it is
-	// terminating, csv-cleaner is being uninstalled. "" when not known.
-	Namespace string
-
-	// selfSeen remembers a replacement or an uninstall of its own CSV once
-	// seen (SelfFate), with why.
-	selfMu   sync.Mutex
-	selfSeen plan.SelfFate
-	selfWhy  string
-	// selfExt is the ClusterExtension that installed csv-cleaner, when OLM
-	// v1 did (WatchOwnExtension); nil otherwise.
-	selfExt *selfExtension
 
 	// written remembers what this process patched from the cache's copies.
 	written *finalizer.Written
-	// failures counts each CSV's failed attempts in a row and spaces them
-	// (failureBackoff, afterAttempt).
-	failures workqueue.TypedRateLimiter[reconcile.Request]
-	// starts serialises the starts of each uninstall's record (startRecord).
-	starts startTurns
-	// pending are the records' statuses that a pass could not write.
-	pending pendingRecords
-	// revisions carries each deletion's revision from the watch to its record.
-	revisions deletionRevisions
 	// pacer paces the patches that manage or release a CSV that is not
 	// being deleted (nil: unpaced); an uninstall's requests are not paced.
 	pacer *pace.Limiter
@@ -95,37 +59,36 @@ type Reconciler struct {
 // record once failures go on (afterAttempt).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	res, err := r.reconcile(ctx, req)
-	return r.afterAttempt(ctx, req, res, err)
+	return r.SettleAttempt(ctx, cleanup.CSVs, req, res, err)
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	csv := csvMetadata()
+	csv := objects.CSVMetadata()
 	if err := r.Client.Get(ctx, req.NamespacedName, csv); err != nil {
 		if apierrors.IsNotFound(err) {
 			// The CSV is gone: a hold left on its RBAC goes, and a record
 			// whose release succeeded without its reply says Completed.
-			progress.forget(req.NamespacedName)
-			return ctrl.Result{}, errors.Join(inStep("release", r.releaseOrphanedHold(ctx, req.NamespacedName)),
-				inStep("record", r.finishRelease(ctx, req.NamespacedName, nil)))
+			return ctrl.Result{}, errors.Join(cleanup.InStep("release", r.releaseOrphanedHold(ctx, req.NamespacedName)),
+				r.FinishRelease(ctx, cleanup.CSVs, req.NamespacedName, nil))
 		}
-		return ctrl.Result{}, inStep("read", err)
+		return ctrl.Result{}, cleanup.InStep("read", err)
 	}
 	log := logr.FromContextOrDiscard(ctx).WithValues("csv", klog.KObj(csv))
 	ctx = logr.NewContext(ctx, log)
 
-	fate, why, err := r.SelfFate(ctx)
+	fate, why, err := r.Life.Fate(ctx)
 	if err != nil {
-		return ctrl.Result{}, inStep("read", err)
+		return ctrl.Result{}, cleanup.InStep("read", err)
 	}
-	if r.isSelf(csv) {
+	if r.Life.IsOwnCSV(csv) {
 		return r.reconcileSelf(ctx, csv, fate, why)
 	}
 	if fate == plan.SelfUninstalled {
-		return ctrl.Result{}, inStep("release", r.release(ctx, csv))
+		return ctrl.Result{}, cleanup.InStep("release", r.release(ctx, csv))
 	}
 	policy, err := r.gather().Policy(ctx, csv)
 	if err != nil {
-		return ctrl.Result{}, inStep("read", err)
+		return ctrl.Result{}, cleanup.InStep("read", err)
 	}
 	if !csv.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, csv, policy)
@@ -134,9 +97,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// patches at a first start: it yields to the API server's other clients.
 	ctx = pace.With(ctx, r.pacer)
 	if !plan.Managed(policy, csv) {
-		return ctrl.Result{}, inStep("release", r.release(ctx, csv))
+		return ctrl.Result{}, cleanup.InStep("release", r.release(ctx, csv))
 	}
-	return ctrl.Result{}, inStep("manage", r.ensureManaged(ctx, csv))
+	return ctrl.Result{}, cleanup.InStep("manage", r.ensureManaged(ctx, csv))
 }
 
 // ensureManaged puts the finalizer on a managed CSV that is not being
@@ -153,7 +116,7 @@ func (r *Reconciler) ensureManaged(ctx context.Context, csv client.Object) error
 
 // release lets go of a CSV csv-cleaner does not manage: the RBAC hold, then the finalizer.
 func (r *Reconciler) release(ctx context.Context, csv client.Object) error {
-	if err := r.releaseRBAC(ctx, csvKey(csv)); err != nil {
+	if err := r.releaseRBAC(ctx, objects.Key(csv)); err != nil {
 		return err
 	}
 	return r.patchFinalizers(ctx, csv, r.Finalizers.Remove)
@@ -172,7 +135,7 @@ func (r *Reconciler) patchFinalizers(ctx context.Context, csv client.Object, edi
 // patchFinalizersFrom is patchFinalizers from a cached copy, read live
 // instead when written says this process patched the CSV since.
 func (r *Reconciler) patchFinalizersFrom(ctx context.Context, csv client.Object, edit func([]string) ([]string, bool), written *finalizer.Written) error {
-	obj := csvMetadata()
+	obj := objects.CSVMetadata()
 	obj.Namespace, obj.Name, obj.UID = csv.GetNamespace(), csv.GetName(), csv.GetUID()
 	obj.ResourceVersion, obj.Finalizers, obj.DeletionTimestamp = csv.GetResourceVersion(), csv.GetFinalizers(), csv.GetDeletionTimestamp()
 	_, err := finalizer.PatchCached(ctx, r.APIReader, r.Client, written, obj, func(cur *metav1.PartialObjectMetadata) []string {

@@ -1,13 +1,15 @@
-package cleanup
+package csv
 
 import (
 	"maps"
 	"testing"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 func TestTrimCSV(t *testing.T) {
@@ -38,7 +40,7 @@ func TestTrimCSV(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := csvMetadata()
+			in := objects.CSVMetadata()
 			in.Namespace, in.Name, in.UID, in.Generation = "ops", "op.v1", "uid-1", 3
 			in.Labels, in.Annotations = maps.Clone(tt.labels), maps.Clone(tt.annots)
 			in.Finalizers, in.DeletionTimestamp = []string{"f"}, &now
@@ -55,7 +57,7 @@ func TestTrimCSV(t *testing.T) {
 				t.Errorf("annotations = %v, want %v", got.Annotations, tt.wantAnnotations)
 			}
 			if !maps.Equal(got.Labels, tt.labels) || got.Finalizers[0] != "f" || got.DeletionTimestamp == nil ||
-				got.Generation != 3 || got.UID != "uid-1" || csvKey(got).String() != "ops/op.v1" {
+				got.Generation != 3 || got.UID != "uid-1" || objects.Key(got).String() != "ops/op.v1" {
 				t.Errorf("dropped metadata the cached decisions read: %+v", got.ObjectMeta)
 			}
 			if copied := operatorsv1alpha1.IsCopied(got); copied != tt.wantCopied {

@@ -1,4 +1,4 @@
-package cleanup
+package csv
 
 import (
 	"context"
@@ -20,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
@@ -43,7 +45,7 @@ func (r *PolicyStatusReconciler) Reconcile(ctx context.Context, req reconcile.Re
 	}
 	// The CSVs and namespaces are only read: no copy of the cache is made
 	// for each recount, which runs on every CSV created or deleted.
-	csvs := csvMetadataList()
+	csvs := objects.CSVMetadataList()
 	if err := r.Client.List(ctx, csvs, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing CSVs: %w", err)
 	}
@@ -114,9 +116,9 @@ func (r *PolicyStatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("cleanuppolicy").
 		For(&cleanupv1alpha1.CleanupPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&cleanupv1alpha1.CleanupPolicy{}, all, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(csvMetadata(), all, builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, membershipChanged))).
+		Watches(objects.CSVMetadata(), all, builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, membershipChanged))).
 		Watches(&corev1.Namespace{}, all, builder.WithPredicates(predicate.LabelChangedPredicate{})).
-		WithOptions(controller.Options{RateLimiter: RateLimiter()}).
+		WithOptions(controller.Options{RateLimiter: cleanup.RateLimiter()}).
 		Complete(r)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,39 +12,19 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/go-logr/logr"
 )
-
-// operandStep deletes the CSV's operands as plan.PlanOperands decides and
-// waits for them to be gone; past operandTimeout, onTimeout decides. It
-// gathers what the decisions read, stops at what plan.GateOperands says
-// blocks (or keeps every operand), then deletes (deleteInstances: the
-// pass, operandRound.run, and what it leaves, settleRound).
-func (r *Reconciler) operandStep(ctx context.Context, u *uninstall) (bool, error) {
-	in, err := r.gather().Operands(ctx, u.csv, u.verdict, u.settings)
-	if err != nil {
-		return false, err
-	}
-	u.scopes = in.Scopes
-	orphan, problem := plan.GateOperands(in.Gate)
-	switch {
-	case problem != nil:
-		return false, problem
-	case orphan != "":
-		return true, r.countKept(ctx, u, orphan)
-	}
-	return r.deleteInstances(ctx, u, in.Targets)
-}
 
 // deleteInstances is the part of the operand step that the uninstalls of a
 // CSV and of a ClusterExtension share: for the CRDs in u.scopes, with
 // targets, it checks csv-cleaner's rights (a missing one blocks before
 // anything is deleted), runs a pass and decides what it leaves.
-func (r *Reconciler) deleteInstances(ctx context.Context, u *uninstall, targets plan.NamespaceSet) (bool, error) {
-	access, err := r.checkOperandAccess(ctx, u.scopes, u.settings.OnTimeout)
+func (e *Engine) deleteInstances(ctx context.Context, u *Uninstall, targets plan.NamespaceSet) (bool, error) {
+	access, err := e.checkOperandAccess(ctx, u.scopes, u.settings.OnTimeout)
 	if err != nil || access.problem != nil {
 		return false, errors.Join(err, plan.AsError(access.problem))
 	}
-	round := &operandRound{r: r, u: u, second: r.gather().DeletionSecond(u.subject, u.rec.st.DeletionRevision, u.rec.st.DeletionRevisionFrom)}
+	round := &operandRound{e: e, u: u, second: e.gather().DeletionSecond(u.subject, u.rec.st.DeletionRevision, u.rec.st.DeletionRevisionFrom)}
 	decide := plan.OperandInput{Targets: targets, DeletionTime: metav1.NewTime(u.deletion), Timeout: u.timeout()}
 	err = round.run(ctx, u.scopes, decide, access)
 	// A revision searched for in this pass is kept, found or not: the next
@@ -59,7 +40,58 @@ func (r *Reconciler) deleteInstances(ctx context.Context, u *uninstall, targets 
 	case len(round.waiting) == 0:
 		return true, nil
 	}
-	return r.settleRound(ctx, u, round)
+	return e.settleRound(ctx, u, round)
+}
+
+// countKept records every instance of the owned CRDs as kept for reason
+// (plan.GateOperands' orphan), as plan.PlanOperands decides it.
+func (e *Engine) countKept(ctx context.Context, u *Uninstall, reason string) error {
+	for i := range u.scopes {
+		s := &u.scopes[i]
+		if s.CRD == nil {
+			continue
+		}
+		kept := map[string]int{reason: 0}
+		err := e.gather().ForEachPage(ctx, s, func(page []metav1.PartialObjectMetadata) error {
+			decided := plan.PlanOperands(plan.OperandInput{Scope: *s, Orphan: reason, Items: page})
+			kept[reason] += decided.Kept[reason]
+			u.rec.keep(decided.KeptRefs...)
+			return nil
+		})
+		if refusal, refused := ClassifyRefusal(err); refused {
+			// Nothing of the kind is deleted: a refusal to list them (a
+			// missing right, a conversion webhook that fails) blocks nothing.
+			logr.FromContextOrDiscard(ctx).Info("Not counting the kept instances of a kind the API server refuses to list", "kind", s.Kind, "reason", refusal.Reason)
+			u.rec.count(s.Kind, 0, 0, map[string]int{reason: 0, cleanupv1alpha1.NoteNotListed: 0})
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		u.rec.count(s.Kind, 0, 0, kept)
+	}
+	return nil
+}
+
+// deleteRefusingWebhooks hands the owner, while its operator is
+// unavailable, what refused csv-cleaner's deletes: with webhooks: Delete,
+// its own webhook configurations that hold one of those webhooks go now
+// rather than at the uninstall's end (Owner.DeleteRefusingWebhooks). It
+// returns how many went.
+func (u *Uninstall) deleteRefusingWebhooks(ctx context.Context, refused []refusedOperand) (int, error) {
+	if u.settings.Webhooks != cleanupv1alpha1.Delete {
+		return 0, nil
+	}
+	var sources []string
+	for _, f := range refused {
+		if f.refusal.Reason == cleanupv1alpha1.BlockedAdmissionRefused && f.refusal.Source != "" && !slices.Contains(sources, f.refusal.Source) {
+			sources = append(sources, f.refusal.Source)
+		}
+	}
+	if len(sources) == 0 {
+		return 0, nil
+	}
+	return u.owner.DeleteRefusingWebhooks(ctx, sources)
 }
 
 // kindsAtOnce bounds the owned CRDs whose instances one uninstall lists at
@@ -68,8 +100,8 @@ const kindsAtOnce = 4
 
 // operandRound is one pass over the owned CRDs' operands.
 type operandRound struct {
-	r *Reconciler
-	u *uninstall
+	e *Engine
+	u *Uninstall
 	// second tells the age of the operands created in the deletion's second.
 	second *DeletionSecond
 	// waiting are the kinds with operands left: held by finalizers, or refused.
@@ -108,13 +140,13 @@ func (o *operandRound) operatorUnavailable(ctx context.Context) (*plan.Problem, 
 // so that no kind waits for the last deletes of another; what each came to
 // is then recorded in the scopes' order.
 func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide plan.OperandInput, access operandAccess) error {
-	r, u := o.r, o.u
+	e, u := o.e, o.u
 	type result struct {
 		pass operandPass
 		err  error
 	}
 	results := make([]result, len(scopes))
-	slots := r.newSlots()
+	slots := e.newSlots()
 	kinds := make(chan struct{}, kindsAtOnce) // each kind being listed holds a page or two in memory
 	var wg sync.WaitGroup
 	for i := range scopes {
@@ -122,7 +154,7 @@ func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide p
 			wg.Go(func() {
 				kinds <- struct{}{}
 				defer func() { <-kinds }()
-				results[i].pass, results[i].err = r.deleteOperands(ctx, s, decide, o.second, slots)
+				results[i].pass, results[i].err = e.deleteOperands(ctx, s, decide, o.second, slots)
 			})
 		}
 	}
@@ -146,7 +178,7 @@ func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide p
 					return err
 				}
 				if _, disable := plan.ConversionFate(*s, u.settings, gone != nil); disable {
-					changed, err := r.disableConversion(ctx, u, s, refusal)
+					changed, err := e.disableConversion(ctx, u, s, refusal)
 					if err != nil {
 						return err
 					}
@@ -158,7 +190,7 @@ func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide p
 			}
 			// The kind cannot even be listed: nothing of it is deleted, the other kinds go on.
 			if refusal.Reason == cleanupv1alpha1.BlockedForbidden {
-				refusal.Message = forbiddenOperands(*s, []string{"list"}, "").Message
+				refusal.Message = ForbiddenOperands(*s, []string{"list"}, "").Message
 			}
 			w := waitingKind{scope: s, refused: []refusedObject{{refusal: refusal}}}
 			o.waiting = append(o.waiting, w)
@@ -174,7 +206,7 @@ func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide p
 			failed = append(failed, fmt.Errorf("%s: %w", s.Kind, err))
 		}
 		if pass.deleted > 0 {
-			r.event(u.subject, corev1.EventTypeNormal, "OperandsDeleted", "Delete", "Deleted %d %s objects", pass.deleted, s.Kind)
+			e.Event(u.subject, corev1.EventTypeNormal, "OperandsDeleted", "Delete", "Deleted %d %s objects", pass.deleted, s.Kind)
 		}
 		// What was deleted is counted even when the API server refused some
 		// deletes: the record shows every step that was taken.
@@ -182,14 +214,14 @@ func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide p
 		u.rec.keep(pass.keptRefs...)
 		for _, f := range pass.refused {
 			if f.refusal.Reason == cleanupv1alpha1.BlockedForbidden {
-				f.refusal.Message = forbiddenOperands(*s, []string{"delete"}, f.obj.Namespace+"/"+f.obj.Name).Message
+				f.refusal.Message = ForbiddenOperands(*s, []string{"delete"}, f.obj.Namespace+"/"+f.obj.Name).Message
 			}
 			o.refused = append(o.refused, refusedOperand{kind: s.Kind, refusedObject: f})
-			o.blocking = append(o.blocking, refs(s.Kind, []metav1.PartialObjectMetadata{f.obj}, f.refusal.Reason)...)
+			o.blocking = append(o.blocking, Refs(s.Kind, []metav1.PartialObjectMetadata{f.obj}, f.refusal.Reason)...)
 		}
 		if len(pass.remaining) > 0 || len(pass.refused) > 0 {
 			o.waiting = append(o.waiting, waitingKind{scope: s, pass: pass, refused: pass.refused})
-			o.blocking = append(o.blocking, refs(s.Kind, pass.remaining, "Finalizers")...)
+			o.blocking = append(o.blocking, Refs(s.Kind, pass.remaining, "Finalizers")...)
 		}
 	}
 	return errors.Join(failed...)
@@ -199,14 +231,14 @@ func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide p
 // operator's own refusing webhooks go; before operandTimeout the uninstall
 // waits, Blocked on a refusal or an unavailable operator; past it,
 // onTimeout applies to stuck and refused operands alike.
-func (r *Reconciler) settleRound(ctx context.Context, u *uninstall, o *operandRound) (bool, error) {
+func (e *Engine) settleRound(ctx context.Context, u *Uninstall, o *operandRound) (bool, error) {
 	unavailable, err := o.operatorUnavailable(ctx)
 	if err != nil {
 		return false, err
 	}
 	if len(o.refused) > 0 && unavailable != nil {
 		// The operator's own webhooks, which nobody serves any more, never block its uninstall for good.
-		deleted, err := r.deleteRefusingWebhooks(ctx, u, o.refused)
+		deleted, err := u.deleteRefusingWebhooks(ctx, o.refused)
 		if err != nil || deleted > 0 {
 			return false, err // the next pass deletes again
 		}
@@ -228,9 +260,9 @@ func (r *Reconciler) settleRound(ctx context.Context, u *uninstall, o *operandRo
 
 	switch u.settings.OnTimeout {
 	case cleanupv1alpha1.TimeoutRemoveFinalizers:
-		return false, r.removeFinalizersOnTimeout(ctx, u, o.waiting, refusedProblem)
+		return false, e.removeFinalizersOnTimeout(ctx, u, o.waiting, refusedProblem)
 	case cleanupv1alpha1.TimeoutOrphan:
-		r.orphanOnTimeout(u, o.waiting)
+		e.orphanOnTimeout(u, o.waiting)
 		return true, nil
 	default:
 		switch {
@@ -248,13 +280,13 @@ func (r *Reconciler) settleRound(ctx context.Context, u *uninstall, o *operandRo
 // removeFinalizersOnTimeout strips the finalizers of the operands still
 // waiting, an Event on each; what the API server refuses to delete stays,
 // and the uninstall stays Blocked on it.
-func (r *Reconciler) removeFinalizersOnTimeout(ctx context.Context, u *uninstall, waiting []waitingKind, refusedProblem *plan.Problem) error {
+func (e *Engine) removeFinalizersOnTimeout(ctx context.Context, u *Uninstall, waiting []waitingKind, refusedProblem *plan.Problem) error {
 	for _, w := range waiting {
 		if len(w.pass.remaining) == 0 {
 			continue
 		}
 		gvk := w.scope.GVR.GroupVersion().WithKind(w.scope.CRD.Spec.Names.Kind)
-		stripped, err := r.stripFinalizers(ctx, gvk, w.pass.remaining)
+		stripped, err := e.stripFinalizers(ctx, gvk, w.pass.remaining)
 		if refusal, ok := ClassifyRefusal(err); ok {
 			err = &plan.Problem{Reason: refusal.Reason, Object: w.scope.Kind,
 				Message: fmt.Sprintf("onTimeout RemoveFinalizers: the API server refused to remove the finalizers of %s objects: %s; %s", w.scope.Kind, refusal.Message, refusal.advice())}
@@ -262,7 +294,7 @@ func (r *Reconciler) removeFinalizersOnTimeout(ctx context.Context, u *uninstall
 		for i := range stripped {
 			obj := stripped[i].DeepCopy()
 			obj.SetGroupVersionKind(gvk)
-			r.event(obj, corev1.EventTypeWarning, "FinalizersRemoved", "RemoveFinalizers",
+			e.Event(obj, corev1.EventTypeWarning, "FinalizersRemoved", "RemoveFinalizers",
 				"csv-cleaner removed finalizers %v after operandTimeout %s of the uninstall of %s", stripped[i].Finalizers, u.settings.OperandTimeout, u.title)
 		}
 		if err != nil {
@@ -279,7 +311,7 @@ func (r *Reconciler) removeFinalizersOnTimeout(ctx context.Context, u *uninstall
 // orphanOnTimeout keeps the operands still waiting: stuck ones counted as
 // TimedOut, refused ones under the reason the API server gave and named in
 // an Event.
-func (r *Reconciler) orphanOnTimeout(u *uninstall, waiting []waitingKind) {
+func (e *Engine) orphanOnTimeout(u *Uninstall, waiting []waitingKind) {
 	var keptRefs []cleanupv1alpha1.ObjectRef
 	for _, w := range waiting {
 		kept := w.pass.kept
@@ -287,7 +319,7 @@ func (r *Reconciler) orphanOnTimeout(u *uninstall, waiting []waitingKind) {
 			kept = map[string]int{}
 		}
 		kept[cleanupv1alpha1.KeepTimedOut] += len(w.pass.remaining)
-		u.rec.keep(refs(w.scope.Kind, w.pass.remaining, cleanupv1alpha1.KeepTimedOut)...)
+		u.rec.keep(Refs(w.scope.Kind, w.pass.remaining, cleanupv1alpha1.KeepTimedOut)...)
 		for _, f := range w.refused {
 			if f.obj.Name == "" { // the kind could not be listed: noted, not counted
 				kept[f.refusal.Reason] += 0
@@ -295,13 +327,13 @@ func (r *Reconciler) orphanOnTimeout(u *uninstall, waiting []waitingKind) {
 				continue
 			}
 			kept[f.refusal.Reason]++
-			keptRefs = append(keptRefs, refs(w.scope.Kind, []metav1.PartialObjectMetadata{f.obj}, f.refusal.Reason)...)
+			keptRefs = append(keptRefs, Refs(w.scope.Kind, []metav1.PartialObjectMetadata{f.obj}, f.refusal.Reason)...)
 		}
 		u.rec.count(w.scope.Kind, w.pass.found, 0, kept)
 	}
 	u.rec.keep(keptRefs...)
 	for _, ref := range keptRefs {
-		r.event(u.subject, corev1.EventTypeWarning, "OperandKept", "Orphan",
+		e.Event(u.subject, corev1.EventTypeWarning, "OperandKept", "Orphan",
 			"Kept %s %s after operandTimeout %s (onTimeout Orphan): the API server refused to delete it (%s)", ref.Kind, path(ref.Namespace, ref.Name), u.settings.OperandTimeout, ref.Reason)
 	}
 	u.rec.setBlocking(nil)

@@ -1,4 +1,4 @@
-package cleanup
+package objects
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// listPages lists with reader a page of size at a time, handing each page to
+// ListPages lists with reader a page of size at a time, handing each page to
 // fn before it reads the next, so that a large listing is never held whole.
-func listPages[L client.ObjectList](ctx context.Context, reader client.Reader, newList func() L, size int64, fn func(L) error, opts ...client.ListOption) error {
+func ListPages[L client.ObjectList](ctx context.Context, reader client.Reader, newList func() L, size int64, fn func(L) error, opts ...client.ListOption) error {
 	for next := ""; ; {
 		list := newList()
 		if err := reader.List(ctx, list, slices.Concat(opts, []client.ListOption{client.Limit(size), client.Continue(next)})...); err != nil {

@@ -1,56 +1,48 @@
-package cleanup
+package csv
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
-	"github.com/go-logr/logr"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
-// countKept records every instance of the owned CRDs as kept for reason
-// (plan.GateOperands' orphan), as plan.PlanOperands decides it.
-func (r *Reconciler) countKept(ctx context.Context, u *uninstall, reason string) error {
-	for i := range u.scopes {
-		s := &u.scopes[i]
-		if s.CRD == nil {
-			continue
-		}
-		kept := map[string]int{reason: 0}
-		err := r.gather().ForEachPage(ctx, s, func(page []metav1.PartialObjectMetadata) error {
-			decided := plan.PlanOperands(plan.OperandInput{Scope: *s, Orphan: reason, Items: page})
-			kept[reason] += decided.Kept[reason]
-			u.rec.keep(decided.KeptRefs...)
-			return nil
-		})
-		if refusal, refused := ClassifyRefusal(err); refused {
-			// Nothing of the kind is deleted: a refusal to list them (a
-			// missing right, a conversion webhook that fails) blocks nothing.
-			logr.FromContextOrDiscard(ctx).Info("Not counting the kept instances of a kind the API server refuses to list", "kind", s.Kind, "reason", refusal.Reason)
-			u.rec.count(s.Kind, 0, 0, map[string]int{reason: 0, cleanupv1alpha1.NoteNotListed: 0})
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		u.rec.count(s.Kind, 0, 0, kept)
+// operandStep deletes the CSV's operands as plan.PlanOperands decides and
+// waits for them to be gone; past operandTimeout, onTimeout decides. It
+// gathers what the decisions read, stops at what plan.GateOperands says
+// blocks (or keeps every operand), then deletes on the engine
+// (Uninstall.DeleteInstances), as a ClusterExtension's operand step does.
+func (r *Reconciler) operandStep(ctx context.Context, u *cleanup.Uninstall, csv *operatorsv1alpha1.ClusterServiceVersion, v plan.Verdict) (bool, error) {
+	in, err := r.gather().Operands(ctx, csv, v, u.Settings())
+	if err != nil {
+		return false, err
 	}
-	return nil
+	u.Scopes(in.Scopes)
+	orphan, problem := plan.GateOperands(in.Gate)
+	switch {
+	case problem != nil:
+		return false, problem
+	case orphan != "":
+		return true, u.KeepInstances(ctx, orphan)
+	}
+	return u.DeleteInstances(ctx, in.Targets)
 }
 
 // clusterObjectStep deletes the ClusterRoles, ClusterRoleBindings and webhook
 // configurations that carry the CSV's three owner labels.
-func (r *Reconciler) clusterObjectStep(ctx context.Context, u *uninstall) (bool, error) {
+func (r *Reconciler) clusterObjectStep(ctx context.Context, u *cleanup.Uninstall, csv *operatorsv1alpha1.ClusterServiceVersion) (bool, error) {
 	// The operands are gone or orphaned: the operator no longer needs its
 	// cluster RBAC, and OLM (or the deletes below) may remove it.
-	if err := r.releaseRBACOf(ctx, r.APIReader, csvKey(u.csv)); err != nil {
+	if err := r.releaseRBACOf(ctx, r.APIReader, objects.Key(csv)); err != nil {
 		if forbidden := (*rbac.ForbiddenError)(nil); errors.As(err, &forbidden) {
 			return false, &plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: rbac.KindName(forbidden.GVK) + " " + forbidden.Name, Message: err.Error()}
 		}
@@ -58,13 +50,13 @@ func (r *Reconciler) clusterObjectStep(ctx context.Context, u *uninstall) (bool,
 	}
 	var blocking []cleanupv1alpha1.ObjectRef
 	for _, gvk := range rbac.OwnedKinds() {
-		if plan.ClusterObjectFate(u.settings, rbac.KindName(gvk), rbac.IsWebhook(gvk)).Action != plan.ActionDelete {
+		if plan.ClusterObjectFate(u.Settings(), rbac.KindName(gvk), rbac.IsWebhook(gvk)).Action != plan.ActionDelete {
 			continue
 		}
-		owned, err := rbac.DeleteOwned(ctx, r.APIReader, r.Client, gvk, csvKey(u.csv))
+		owned, err := rbac.DeleteOwned(ctx, r.APIReader, r.Client, gvk, objects.Key(csv))
 		if owned.Found > 0 || err == nil {
 			// Counted even when a delete failed: the next pass no longer finds what this one deleted.
-			u.rec.count(rbac.KindName(gvk), owned.Found, len(owned.Remaining), nil)
+			u.Count(rbac.KindName(gvk), owned.Found, len(owned.Remaining), nil)
 		}
 		if forbidden := (*rbac.ForbiddenError)(nil); errors.As(err, &forbidden) {
 			return false, &plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: rbac.KindName(gvk) + " " + forbidden.Name, Message: forbidden.Error()}
@@ -72,9 +64,9 @@ func (r *Reconciler) clusterObjectStep(ctx context.Context, u *uninstall) (bool,
 		if err != nil {
 			return false, err
 		}
-		blocking = append(blocking, refs(rbac.KindName(gvk), owned.Remaining, "Finalizers")...)
+		blocking = append(blocking, cleanup.Refs(rbac.KindName(gvk), owned.Remaining, "Finalizers")...)
 	}
-	u.rec.setBlocking(blocking)
+	u.SetBlocking(blocking)
 	return len(blocking) == 0, nil
 }
 
@@ -86,8 +78,8 @@ func (r *Reconciler) clusterObjectStep(ctx context.Context, u *uninstall) (bool,
 // crdStep deletes the owned CRDs plan.CRDFate lets go: with crds: Delete,
 // those that pass the provenance check, that no other live CSV owns and
 // that have no instances left.
-func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
-	if u.settings.CRDs != cleanupv1alpha1.Delete {
+func (r *Reconciler) crdStep(ctx context.Context, u *cleanup.Uninstall) (bool, error) {
+	if u.Settings().CRDs != cleanupv1alpha1.Delete {
 		return true, nil // the step is off: the CRDs are not looked at, nor recorded
 	}
 	kept := map[string]int{}
@@ -95,28 +87,29 @@ func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
 	// What a pass did is counted even when it fails part way: the next
 	// pass no longer finds a CRD this one deleted once it is gone.
 	fail := func(err error) (bool, error) {
-		u.rec.count(plan.CRDKind, found, remaining, kept)
+		u.Count(plan.CRDKind, found, remaining, kept)
 		return false, err
 	}
-	for i := range u.scopes {
-		s := &u.scopes[i]
+	scopes := u.CRDScopes()
+	for i := range scopes {
+		s := &scopes[i]
 		if s.CRD == nil {
 			continue
 		}
-		fate := plan.CRDFate(u.settings, *s, false)
+		fate := plan.CRDFate(u.Settings(), *s, false)
 		if fate.Action == plan.ActionDelete && s.CRD.DeletionTimestamp.IsZero() {
-			left, err := r.gather().InstancesLeft(ctx, s)
+			left, err := u.InstancesLeft(ctx, s)
 			if apierrors.IsForbidden(err) {
-				return fail(forbiddenOperands(*s, []string{"list"}, ""))
+				return fail(cleanup.ForbiddenOperands(*s, []string{"list"}, ""))
 			}
 			if err != nil {
 				return fail(err)
 			}
-			fate = plan.CRDFate(u.settings, *s, left)
+			fate = plan.CRDFate(u.Settings(), *s, left)
 		}
 		if fate.Action == plan.ActionKeep {
 			kept[fate.Reason]++
-			u.rec.keep(cleanupv1alpha1.ObjectRef{Kind: plan.CRDKind, Name: s.Name, Reason: fate.Reason})
+			u.Keep(cleanupv1alpha1.ObjectRef{Kind: plan.CRDKind, Name: s.Name, Reason: fate.Reason})
 			continue
 		}
 		found++
@@ -138,16 +131,6 @@ func (r *Reconciler) crdStep(ctx context.Context, u *uninstall) (bool, error) {
 			return fail(fmt.Errorf("deleting CRD %s: %w", s.Name, err))
 		}
 	}
-	u.rec.count(plan.CRDKind, found, remaining, kept)
+	u.Count(plan.CRDKind, found, remaining, kept)
 	return remaining == 0, nil
-}
-
-func withFinalizers(objs []metav1.PartialObjectMetadata) []metav1.PartialObjectMetadata {
-	var out []metav1.PartialObjectMetadata
-	for _, o := range objs {
-		if len(o.Finalizers) > 0 {
-			out = append(out, o)
-		}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package cleanup
+package csv
 
 import (
 	"context"
@@ -8,9 +8,6 @@ import (
 
 	"github.com/go-logr/logr"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -21,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
@@ -30,7 +29,7 @@ import (
 // own, with its own queue and workers, so that a burst of uninstalls is
 // acknowledged at once and not after the deletes of the uninstalls queued
 // before it; the uninstall itself (Reconciler.reconcileDelete) finds the
-// record started and goes on from there. It deletes nothing and writes
+// record started (cleanup.Uninstall.Start) and goes on from there. It deletes nothing and writes
 // nothing but the record and the Event: a deletion that is not an uninstall
 // (plan.Classify) or a CSV no policy manages is left to the uninstall
 // controller, which releases it at once.
@@ -54,8 +53,8 @@ var deletionStarted = predicate.Funcs{
 func (a acknowledger) setup(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("uninstall-acknowledge").
-		For(csvMetadata(), builder.WithPredicates(deletionStarted)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: AcknowledgeWorkers, RateLimiter: RateLimiter()}).
+		For(objects.CSVMetadata(), builder.WithPredicates(deletionStarted)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: AcknowledgeWorkers, RateLimiter: cleanup.RateLimiter()}).
 		Complete(a)
 }
 
@@ -63,11 +62,11 @@ func (a acknowledger) setup(mgr ctrl.Manager) error {
 // uninstall controller's, which does it too, so an error is only logged.
 func (a acknowledger) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	r := a.r
-	cached := csvMetadata()
+	cached := objects.CSVMetadata()
 	if err := r.Client.Get(ctx, req.NamespacedName, cached); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if cached.DeletionTimestamp.IsZero() || !r.Finalizers.HeldBy(cached.Finalizers) || r.isSelf(cached) {
+	if cached.DeletionTimestamp.IsZero() || !r.Finalizers.HeldBy(cached.Finalizers) || r.Life.IsOwnCSV(cached) {
 		return reconcile.Result{}, nil
 	}
 	log := logr.FromContextOrDiscard(ctx).WithValues("csv", klog.KObj(cached))
@@ -83,7 +82,7 @@ func (a acknowledger) Reconcile(ctx context.Context, req reconcile.Request) (rec
 // of its namespace holds the CSV itself and its siblings, the namespace is
 // read from the cache, and the record is created before it is read.
 func (r *Reconciler) acknowledge(ctx context.Context, cached client.Object) error {
-	if fate, _, err := r.SelfFate(ctx); err != nil || fate == plan.SelfUninstalled {
+	if fate, _, err := r.Life.Fate(ctx); err != nil || fate == plan.SelfUninstalled {
 		return err // csv-cleaner is going: it releases every CSV instead
 	}
 	g := r.gather()
@@ -103,69 +102,17 @@ func (r *Reconciler) acknowledge(ctx context.Context, cached client.Object) erro
 	if verdict.SkipReason != "" {
 		return nil
 	}
-	rec, err := r.openRecordFrom(ctx, csv, true)
+	settings := plan.SettingsOf(policy)
+	u, err := r.Open(ctx, &owner{r: r, csv: csv}, settings, time.Now(), true)
 	if err != nil {
 		return err
 	}
-	_, err = r.startRecord(ctx, csv, rec, plan.SettingsOf(policy), policy.Name, verdict, time.Now())
-	return err
+	return u.Start(ctx, started(csv, policy.Name, settings, verdict))
 }
 
-// startRecord writes the record at Deleting, with what the uninstall is
-// about to do, when it has not started yet, and sends CleanupStarted once
-// the write succeeds. The acknowledger and the uninstall both start it, at
-// the same moment in a quiet cluster: the one whose write conflicts reads
-// the record again and goes on from what the other wrote, so that neither
-// fails nor sends the Event twice; they take turns (startTurns), and the
-// second reads the record again rather than write the same start. It
-// returns the record as it now is.
-func (r *Reconciler) startRecord(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, rec *record, s plan.Settings, policy string, v plan.Verdict, now time.Time) (*record, error) {
-	log := logr.FromContextOrDiscard(ctx)
-	if rec.st.StartTime != nil && rec.st.Policy == policy { // the usual case: started in an earlier pass
-		if r.starts.confirm(csv.UID) {
-			r.sendStarted(csv, policy, v, aboutToDo(csv, s, v))
-		}
-		return rec, nil
-	}
-	turn := r.starts.take(csv.UID)
-	defer turn.Unlock()
-	if turn.started && rec.st.StartTime == nil {
-		var err error
-		if rec, err = r.openRecord(ctx, csv); err != nil { // read before the other's write
-			return rec, err
-		}
-	}
-	for range 3 {
-		if !rec.start(policy, metav1.NewTime(now)) {
-			return rec, nil
-		}
-		about := aboutToDo(csv, s, v)
-		log.Info("Starting the uninstall", "policy", policy, "reason", v.Message, "plan", about)
-		rec.deleting("Uninstall started: " + about)
-		err := r.save(ctx, rec)
-		if err == nil {
-			turn.started = true
-			r.sendStarted(csv, policy, v, about)
-			return rec, nil
-		}
-		// Nothing was done yet that the record must keep: the start is
-		// written again, with its Event, by whoever comes next.
-		r.pending.drop(csv.UID)
-		if !apierrors.IsConflict(err) {
-			turn.unsure = true // the write may have happened: see confirm
-			return rec, err
-		}
-		log.V(1).Info("Reading the uninstall record again: it was written meanwhile")
-		if rec, err = r.openRecord(ctx, csv); err != nil {
-			return rec, err
-		}
-	}
-	return rec, fmt.Errorf("starting the uninstall record of %s: it kept changing", csvKey(csv))
-}
-
-// sendStarted sends CleanupStarted, once the record's start is written.
-func (r *Reconciler) sendStarted(csv *operatorsv1alpha1.ClusterServiceVersion, policy string, v plan.Verdict, about string) {
-	r.event(csv, corev1.EventTypeNormal, "CleanupStarted", "Uninstall", "Uninstall started under CleanupPolicy %s: %s; %s", policy, v.Message, about)
+// started is what a CSV's uninstall says as it starts.
+func started(csv *operatorsv1alpha1.ClusterServiceVersion, policy string, s plan.Settings, v plan.Verdict) cleanup.Start {
+	return cleanup.Start{Policy: policy, Why: v.Message, About: aboutToDo(csv, s, v)}
 }
 
 // aboutToDo says, for a person, what an uninstall under the settings does:

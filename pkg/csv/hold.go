@@ -1,14 +1,14 @@
-package cleanup
+package csv
 
 import (
 	"context"
-	"errors"
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
@@ -16,13 +16,13 @@ import (
 // or, with the hold turned off, takes off any left from before.
 func (r *Reconciler) holdRBAC(ctx context.Context, csv metav1.Object) error {
 	if r.RBACHoldOff {
-		return r.releaseRBAC(ctx, csvKey(csv))
+		return r.releaseRBAC(ctx, objects.Key(csv))
 	}
-	n, err := r.holder(r.Client).Hold(ctx, csvKey(csv))
+	n, err := r.holder(r.Client).Hold(ctx, objects.Key(csv))
 	if n > 0 {
 		logr.FromContextOrDiscard(ctx).Info("Holding the CSV's cluster RBAC until its operands are gone", "changed", n)
 	}
-	return holdError(err)
+	return rbac.HoldError(err)
 }
 
 // holder edits the hold, finding the objects with lister: the cache, or
@@ -30,7 +30,7 @@ func (r *Reconciler) holdRBAC(ctx context.Context, csv metav1.Object) error {
 // The cache (r.Client) finds one CSV's objects by rbac.OwnerIndex (Setup).
 // and what csv-cleaner patched since the cache's copy is read live.
 func (r *Reconciler) holder(lister client.Reader) rbac.Holder {
-	h := rbac.Holder{Lister: lister, Live: r.APIReader, Writer: r.Client, Finalizer: r.holdName()}
+	h := rbac.Holder{Lister: lister, Live: r.APIReader, Writer: r.Client, Finalizer: r.RBACHold}
 	if lister == client.Reader(r.Client) {
 		h.Indexed, h.Written = true, r.written
 	}
@@ -48,34 +48,14 @@ func (r *Reconciler) releaseRBACOf(ctx context.Context, lister client.Reader, cs
 	if n > 0 {
 		logr.FromContextOrDiscard(ctx).Info("Released the hold on cluster RBAC", "changed", n)
 	}
-	return holdError(err)
-}
-
-// holdName is the hold finalizer, placed or (with the hold off) taken off.
-func (r *Reconciler) holdName() string { return holdToRelease(r.RBACHold) }
-
-// holdToRelease is the hold finalizer: the configured one, or the default
-// when none is configured ("").
-func holdToRelease(configured string) string {
-	if configured == "" {
-		return rbac.HoldFinalizer
-	}
-	return configured
+	return rbac.HoldError(err)
 }
 
 // releaseOrphanedHold releases the hold on the RBAC of a CSV that is gone
 // (an RBAC event names it, or it was just deleted): nothing holds it any more.
 func (r *Reconciler) releaseOrphanedHold(ctx context.Context, key types.NamespacedName) error {
-	if err := r.APIReader.Get(ctx, key, csvMetadata()); err == nil || client.IgnoreNotFound(err) != nil {
+	if err := r.APIReader.Get(ctx, key, objects.CSVMetadata()); err == nil || client.IgnoreNotFound(err) != nil {
 		return client.IgnoreNotFound(err) // it exists after all: the cache is behind
 	}
 	return r.releaseRBAC(ctx, key)
-}
-
-// holdError says which permission a refused patch lacks.
-func holdError(err error) error {
-	if forbidden := (*rbac.ForbiddenError)(nil); errors.As(err, &forbidden) {
-		return errors.Join(errors.New("csv-cleaner needs patch on clusterroles and clusterrolebindings to hold them"), err)
-	}
-	return err
 }

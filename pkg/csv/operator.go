@@ -1,4 +1,4 @@
-package cleanup
+package csv
 
 import (
 	"context"
@@ -6,11 +6,11 @@ import (
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
@@ -20,7 +20,7 @@ import (
 // CSV's install strategy that is gone, being deleted or not Available, read
 // live; nil when they all run, or when the CSV names none (then nothing is
 // known, and nothing is claimed).
-func (g Gatherer) OperatorUnavailable(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (*plan.Problem, error) {
+func (g gatherer) OperatorUnavailable(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (*plan.Problem, error) {
 	for _, name := range DeploymentNames(csv) {
 		key := client.ObjectKey{Namespace: csv.Namespace, Name: name}
 		dep := &appsv1.Deployment{}
@@ -33,7 +33,7 @@ func (g Gatherer) OperatorUnavailable(ctx context.Context, csv *operatorsv1alpha
 			return nil, fmt.Errorf("getting the operator's Deployment %s: %w", key, err)
 		case !dep.DeletionTimestamp.IsZero():
 			state = "is being deleted"
-		case !Available(dep):
+		case !objects.Available(dep):
 			state = "is not Available"
 		default:
 			continue
@@ -53,14 +53,4 @@ func DeploymentNames(csv *operatorsv1alpha1.ClusterServiceVersion) []string {
 		}
 	}
 	return out
-}
-
-// Available reports whether a Deployment has the condition Available=True.
-func Available(dep *appsv1.Deployment) bool {
-	for _, c := range dep.Status.Conditions {
-		if c.Type == appsv1.DeploymentAvailable {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

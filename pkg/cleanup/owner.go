@@ -1,0 +1,87 @@
+package cleanup
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+)
+
+// Owner is what the engine knows of what it uninstalls, a CSV or a
+// ClusterExtension: its controller implements it. Which CRDs and targets
+// an uninstall deals with, its controller hands to each pass
+// (Uninstall.DeleteInstances); what is released last, Release says.
+type Owner interface {
+	// Object is the owner being deleted (its metadata will do): its UID
+	// keys the record, and the Events regard it.
+	Object() client.Object
+	// Title names it in messages: "CSV ns/name", "ClusterExtension name".
+	Title() string
+	// Record is the kind of its record.
+	Record() RecordKind
+	// OperatorUnavailable says why its operator is unavailable, nil while it runs.
+	OperatorUnavailable(ctx context.Context) (*plan.Problem, error)
+	// DeleteRefusingWebhooks deletes, while its operator is unavailable, its
+	// own webhook configurations that hold a webhook of sources, which
+	// refused csv-cleaner's deletes, and returns how many it deleted.
+	DeleteRefusingWebhooks(ctx context.Context, sources []string) (int, error)
+	// Release removes csv-cleaner's finalizer from it: an uninstall's last step.
+	Release(ctx context.Context) error
+}
+
+// RecordKind is a kind of owner and of its uninstall record: a CSV has a
+// CSVCleanup of its namespace and name, a ClusterExtension an
+// ExtensionCleanup of its name.
+type RecordKind struct {
+	// Kind names the owner's kind, as the uninstall metrics label it.
+	Kind string
+	// Controller names the owner's controller, as
+	// csv_cleaner_failed_attempts_total labels it.
+	Controller string
+	// Subject is the owner's kind.
+	Subject schema.GroupVersionKind
+}
+
+// The two kinds csv-cleaner uninstalls.
+var (
+	CSVs       = RecordKind{Kind: KindCSV, Controller: "clusterserviceversion", Subject: objects.CSVKind}
+	Extensions = RecordKind{Kind: KindExtension, Controller: "clusterextension", Subject: objects.ExtensionKind}
+)
+
+// empty is an empty record of the kind, to be read into.
+func (k RecordKind) empty() recordObject {
+	if k == CSVs {
+		return &cleanupv1alpha1.CSVCleanup{}
+	}
+	return &cleanupv1alpha1.ExtensionCleanup{}
+}
+
+// create is the record of an owner, as it is created.
+func (k RecordKind) create(owner client.Object) recordObject {
+	if k == CSVs {
+		return &cleanupv1alpha1.CSVCleanup{
+			ObjectMeta: metav1.ObjectMeta{Name: owner.GetName(), Namespace: owner.GetNamespace()},
+			Spec:       cleanupv1alpha1.CSVCleanupSpec{CSVName: owner.GetName(), CSVNamespace: owner.GetNamespace()},
+		}
+	}
+	return &cleanupv1alpha1.ExtensionCleanup{ObjectMeta: metav1.ObjectMeta{Name: owner.GetName()},
+		Spec: cleanupv1alpha1.ExtensionCleanupSpec{ClusterExtensionName: owner.GetName()}}
+}
+
+// subject is an empty metadata-only owner of the kind.
+func (k RecordKind) subject() *metav1.PartialObjectMetadata { return objects.Metadata(k.Subject) }
+
+// kindOfKey is the kind of owner a controller's key names: a CSV's has a
+// namespace, a ClusterExtension's has none.
+func kindOfKey(key types.NamespacedName) RecordKind {
+	if key.Namespace == "" {
+		return Extensions
+	}
+	return CSVs
+}

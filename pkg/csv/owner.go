@@ -1,0 +1,39 @@
+package csv
+
+import (
+	"context"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+)
+
+// owner is a deleting CSV as the engine knows it (cleanup.Owner).
+type owner struct {
+	r   *Reconciler
+	csv *operatorsv1alpha1.ClusterServiceVersion
+}
+
+var _ cleanup.Owner = (*owner)(nil)
+
+func (o *owner) Object() client.Object { return o.csv }
+
+func (o *owner) Title() string { return "CSV " + objects.Key(o.csv).String() }
+
+func (o *owner) Record() cleanup.RecordKind { return cleanup.CSVs }
+
+func (o *owner) OperatorUnavailable(ctx context.Context) (*plan.Problem, error) {
+	return o.r.gather().OperatorUnavailable(ctx, o.csv)
+}
+
+// Release lets the CSV go: the hold on its cluster RBAC (released already
+// when its steps ran), then csv-cleaner's finalizer.
+func (o *owner) Release(ctx context.Context) error {
+	if err := o.r.releaseRBAC(ctx, objects.Key(o.csv)); err != nil {
+		return err
+	}
+	return o.r.patchFinalizers(ctx, o.csv, o.r.Finalizers.Remove)
+}

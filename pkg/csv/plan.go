@@ -1,0 +1,98 @@
+package csv
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+)
+
+// PlanUninstall reports what an uninstall of the CSV would delete and keep
+// right now, and why: it reads the cluster through the Gatherer the
+// uninstall reads it through and prints the items of pkg/plan's decisions,
+// which the uninstall carries out. It only reads. A CSV that is not being
+// deleted is planned as if it were deleted now.
+func PlanUninstall(ctx context.Context, reader client.Reader, key types.NamespacedName, now time.Time) (*cleanup.DryRun, error) {
+	g := gatherer{cleanup.Gatherer{Live: reader, Cached: reader}}
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	if err := reader.Get(ctx, key, csv); err != nil {
+		return nil, fmt.Errorf("getting CSV %s: %w", key, err)
+	}
+	out := &cleanup.DryRun{CSV: cleanup.CSVRef(key), Items: []cleanup.DryRunItem{}}
+	hypothetical := csv.DeletionTimestamp.IsZero()
+	if hypothetical {
+		csv.DeletionTimestamp = &metav1.Time{Time: now}
+	}
+
+	policy, err := g.Policy(ctx, csv)
+	if err != nil {
+		return nil, err
+	}
+	if policy == nil && !csv.IsCopied() {
+		out.Verdict, out.Message = cleanup.VerdictUnmanaged, "no CleanupPolicy selects the CSV: deleting it deletes nothing"
+		return out, nil
+	}
+	in, err := g.Classify(ctx, csv)
+	if err != nil {
+		return nil, err
+	}
+	verdict := plan.Classify(in)
+	switch {
+	case verdict.SkipReason == cleanupv1alpha1.ReasonReinstall:
+		out.Verdict, out.Reason = cleanup.VerdictSkipped, verdict.SkipReason
+		out.Message = verdict.Message + "; the items are what the uninstall would do then"
+	case verdict.SkipReason != "":
+		out.Verdict, out.Reason, out.Message = cleanup.VerdictSkipped, verdict.SkipReason, verdict.Message+": nothing would be deleted"
+		return out, nil
+	case hypothetical:
+		out.Verdict, out.Message = cleanup.VerdictUninstall, "the CSV is not being deleted; deleting it now would uninstall the operator"
+	default:
+		out.Verdict, out.Message = cleanup.VerdictUninstall, verdict.Message
+	}
+	out.Policy = policy.Name
+
+	settings := plan.SettingsOf(policy)
+	operands, err := g.Operands(ctx, csv, verdict, settings)
+	if err != nil {
+		return nil, err
+	}
+	orphan, problem := plan.GateOperands(operands.Gate)
+	if problem != nil {
+		out.Verdict, out.Reason, out.Message = cleanup.VerdictBlocked, problem.Reason, problem.Message
+		return out, nil
+	}
+	decide := plan.OperandInput{Targets: operands.Targets, DeletionTime: *csv.DeletionTimestamp, Orphan: orphan,
+		Timeout: plan.TimeoutOf(settings, csv.DeletionTimestamp.Time, now)}
+	keptKinds, err := out.AddInstances(ctx, g.Gatherer, cleanup.Instances{Subject: csv, Scopes: operands.Scopes, Decide: decide, Settings: settings,
+		OperatorUnavailable: func(ctx context.Context) (*plan.Problem, error) { return g.OperatorUnavailable(ctx, csv) }})
+	if err != nil {
+		return nil, err
+	}
+	for _, gvk := range rbac.OwnedKinds() {
+		owned, err := rbac.ListOwned(ctx, reader, gvk, objects.Key(csv))
+		if err != nil {
+			return nil, err
+		}
+		for _, obj := range owned {
+			it := plan.ClusterObjectFate(settings, rbac.KindName(gvk), rbac.IsWebhook(gvk))
+			it.Name = obj.Name
+			out.Items = append(out.Items, it)
+		}
+	}
+	for _, s := range operands.Scopes {
+		if s.CRD != nil {
+			out.Items = append(out.Items, plan.CRDFate(settings, s, keptKinds[s.Kind]))
+		}
+	}
+	return out, nil
+}

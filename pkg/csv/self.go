@@ -1,0 +1,85 @@
+package csv
+
+import (
+	"context"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+	"github.com/csv-cleaner/csv-cleaner/pkg/self"
+)
+
+// reconcileSelf keeps csv-cleaner's finalizer on its own CSV, whatever the
+// policies say, so that it runs when csv-cleaner is uninstalled, and acts on
+// what plan.DecideSelf says of its deletion:
+//   - replaced (an upgrade, a reinstall): it releases its own CSV and the hold
+//     on its own version's RBAC, and leaves every other finalizer to the
+//     version that takes over;
+//   - uninstalled: it takes every finalizer it placed off every CSV and every
+//     ClusterRole and binding, and only when a pass finds none left releases
+//     its own CSV. Uninstalls still under way are abandoned, with an Event.
+//
+// OLM deletes csv-cleaner's own ClusterRoles and bindings the moment its CSV
+// is deleted, and csv-cleaner needs them to finish: so it holds them like
+// any managed operator's, and keeps a binding of its own to each of its
+// ClusterRoles (rbac.EnsureSelfBindings) that OLM does not delete. Its own
+// ClusterRoles are released last, and the garbage collector then removes
+// that binding.
+func (r *Reconciler) reconcileSelf(ctx context.Context, own *metav1.PartialObjectMetadata, fate plan.SelfFate, why string) (ctrl.Result, error) {
+	log := logr.FromContextOrDiscard(ctx)
+	switch fate {
+	case plan.SelfReplaced:
+		if r.Finalizers.HeldBy(own.Finalizers) {
+			log.Info("Releasing csv-cleaner's own CSV and its own RBAC only: the version that takes over keeps every other finalizer", "why", why)
+			r.Event(own, corev1.EventTypeNormal, "HandedOver", "Upgrade",
+				"csv-cleaner releases its own CSV and the hold on its own RBAC, and leaves every other finalizer to the version that takes over: %s", why)
+			if err := r.patchFinalizers(ctx, own, r.Finalizers.Remove); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		return ctrl.Result{}, r.Life.ReleaseOwnRBAC(ctx)
+	case plan.SelfUninstalled:
+		return r.reconcileSelfUninstall(ctx, own, why)
+	}
+	if err := r.patchFinalizers(ctx, own, r.Finalizers.Ensure); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.holdRBAC(ctx, own); err != nil {
+		return ctrl.Result{}, err
+	}
+	n, err := rbac.EnsureSelfBindings(ctx, r.APIReader, r.Client, objects.Key(own))
+	if n > 0 {
+		log.Info("Bound csv-cleaner's ServiceAccount to its own ClusterRoles a second time, for its own uninstall", "created", n)
+	}
+	return ctrl.Result{}, err
+}
+
+// reconcileSelfUninstall releases everything, then its own CSV and RBAC.
+func (r *Reconciler) reconcileSelfUninstall(ctx context.Context, own *metav1.PartialObjectMetadata, why string) (ctrl.Result, error) {
+	if !r.Finalizers.HeldBy(own.Finalizers) {
+		// Released already; what is left is the hold on its own RBAC.
+		return ctrl.Result{}, r.Life.ReleaseOwnRBAC(ctx)
+	}
+	settled, err := r.Life.ReleaseOthers(ctx, why)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !settled {
+		// A reconcile that started before the deletion may still add one:
+		// its own CSV goes only after a pass that finds nothing left.
+		return ctrl.Result{RequeueAfter: self.ReleaseAgainAfter}, nil
+	}
+	r.Event(own, corev1.EventTypeNormal, "FinalizersReleased", "Uninstall",
+		"csv-cleaner removed every finalizer it placed on CSVs and cluster RBAC; releasing its own CSV")
+	if err := r.patchFinalizers(ctx, own, r.Finalizers.Remove); err != nil {
+		return ctrl.Result{}, err
+	}
+	// Last, its own ClusterRoles and bindings: without them csv-cleaner can
+	// do nothing more, and OLM then lets the CSV go.
+	return ctrl.Result{}, r.Life.ReleaseOwnRBAC(ctx)
+}
