@@ -69,7 +69,7 @@ var (
 		Name: "csv_cleaner_client_requests_in_flight",
 		Help: "Requests csv-cleaner's client has sent to the API server and not had answered yet (a watch counts until its response starts).",
 	}, func() float64 { return float64(inflight.now.Load()) })
-	// writePace is the pacer of the running controller's background writes (Setup).
+	// writePace is the pacer of the running controller's background writes (ReportPace).
 	writePace         atomic.Pointer[pace.Limiter]
 	writePaceLimit    = paceGauge("csv_cleaner_write_pace_limit", "How many of its background writes (the finalizer and the RBAC hold on managed CSVs) csv-cleaner lets be in flight now: it follows the API server's latency, so that a first start on many CSVs crowds other clients out as little as the latency shows (0 with --pace-writes=false).", func(s pace.Status) float64 { return float64(s.Limit) })
 	writePaceLatency  = paceGauge("csv_cleaner_write_pace_latency_seconds", "The median latency of csv-cleaner's last window of background writes, which the pace compares with csv_cleaner_write_pace_baseline_seconds.", func(s pace.Status) float64 { return s.Latency.Seconds() })

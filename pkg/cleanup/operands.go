@@ -147,7 +147,7 @@ feed:
 }
 
 // deleteOne deletes one object with its UID as a precondition. With a
-// metadata client (Reconciler.Metadata) it names the resource directly and
+// metadata client (Engine.Metadata) it names the resource directly and
 // asks for the answer as protobuf metadata, which costs the API server less
 // to encode than the whole object as JSON; else through the client.
 func (e *Engine) deleteOne(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, obj *metav1.PartialObjectMetadata) error {

@@ -19,7 +19,7 @@ type pendingRecords struct {
 	csv map[types.UID]*cleanupv1alpha1.UninstallStatus
 }
 
-// keep remembers st as the newest status of the CSV's record.
+// keep remembers st as the newest status of the owner's record.
 func (p *pendingRecords) keep(uid types.UID, st *cleanupv1alpha1.UninstallStatus) {
 	if uid == "" {
 		return
@@ -32,14 +32,14 @@ func (p *pendingRecords) keep(uid types.UID, st *cleanupv1alpha1.UninstallStatus
 	p.csv[uid] = st.DeepCopy()
 }
 
-// drop forgets the CSV's pending status: the record holds it now.
+// drop forgets the owner's pending status: the record holds it now.
 func (p *pendingRecords) drop(uid types.UID) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.csv, uid)
 }
 
-// apply puts the CSV's pending status, if any, into rec: its base stays the
+// apply puts the owner's pending status, if any, into rec: its base stays the
 // record as stored, so that the next write carries what the failed one did.
 func (p *pendingRecords) apply(rec *record) {
 	if rec.obj == nil {

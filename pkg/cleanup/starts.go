@@ -16,7 +16,7 @@ type startTurns struct {
 	csvs map[types.UID]*startTurn
 }
 
-// startTurn is one CSV's: held while its record is being started.
+// startTurn is one owner's: held while its record is being started.
 type startTurn struct {
 	sync.Mutex
 	// started: this process wrote the record's start and sent CleanupStarted.
@@ -26,7 +26,7 @@ type startTurn struct {
 	unsure bool
 }
 
-// take waits for the CSV's turn; the caller unlocks it.
+// take waits for the owner's turn; the caller unlocks it.
 func (t *startTurns) take(uid types.UID) *startTurn {
 	t.mu.Lock()
 	if t.csvs == nil {

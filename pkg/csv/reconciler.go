@@ -56,7 +56,7 @@ type Reconciler struct {
 // the RBAC hold right. An upgrade of csv-cleaner changes nothing here: until
 // the old version stops, it goes on as before.
 // A failed attempt is tried again after a capped backoff, and shown in the
-// record once failures go on (afterAttempt).
+// record once failures go on (cleanup.Engine.SettleAttempt).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	res, err := r.reconcile(ctx, req)
 	return r.SettleAttempt(ctx, cleanup.CSVs, req, res, err)
