@@ -1,8 +1,9 @@
 // Package plan holds every decision of csv-cleaner as pure functions of
 // what was read from the cluster: it imports the API types and
 // apimachinery, never a client (pure_test.go keeps it so). The uninstall
-// (pkg/cleanup's steps) carries its decisions out and `csv-cleaner plan`
-// prints them; neither combines the decisions on its own.
+// (the engine, pkg/cleanup, and the controllers on it) carries its
+// decisions out and `csv-cleaner plan` prints them; neither combines the
+// decisions on its own.
 //
 // Where a reader finds each decision:
 //   - policy.go: which policy selects a CSV (SelectPolicy), its settings
@@ -27,6 +28,10 @@
 //   - self.go: csv-cleaner's own fate when its pod stops or its own CSV is
 //     deleted (DecideSelf: installed, replaced by an upgrade or a
 //     reinstall, or uninstalled);
+//   - backup.go: the backup gate's decisions (issue 34, not yet wired into
+//     the engine): the Backup's name (BackupName), what it includes
+//     (BackupScope), what its phase means (GateOnBackup) and whether its
+//     resource list holds every planned deletion (VerifyBackup);
 //   - finalizers.go: the edits of a CSV's finalizer list (Finalizers);
 //   - problem.go: Problem, bad input that blocks an uninstall;
 //   - item.go: Item, one object with its action and reason;

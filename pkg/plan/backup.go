@@ -1,0 +1,195 @@
+package plan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// The decisions of the backup gate: before the first delete of an
+// uninstall, a Velero Backup that holds every object the plan deletes must
+// exist and be complete (issue 34). What to back up, what a Backup's
+// phase means for the uninstall, and whether its resource list holds every
+// planned deletion are decided here; the engine reads and writes Velero's
+// objects.
+
+// Velero's Backup phases (velero.io/v1, status.phase).
+const (
+	BackupPhaseNew               = "New"
+	BackupPhaseFailedValidation  = "FailedValidation"
+	BackupPhaseInProgress        = "InProgress"
+	BackupPhaseWaitingForPlugins = "WaitingForPluginOperations"
+	BackupPhaseWaitingPartial    = "WaitingForPluginOperationsPartiallyFailed"
+	BackupPhaseFinalizing        = "Finalizing"
+	BackupPhaseFinalizingPartial = "FinalizingPartiallyFailed"
+	BackupPhaseCompleted         = "Completed"
+	BackupPhasePartiallyFailed   = "PartiallyFailed"
+	BackupPhaseFailed            = "Failed"
+	BackupPhaseDeleting          = "Deleting"
+)
+
+// A Backup's name: the prefix, the owner's name as far as it fits, and a
+// hash of the owner, within a DNS label's 63 characters.
+const (
+	backupNamePrefix     = "csv-cleaner-"
+	backupNameMax        = 63
+	backupNameHashLength = 10
+)
+
+// Reasons an uninstall is blocked by its backup gate.
+const (
+	// BlockedBackupFailed: the Backup ended Failed, PartiallyFailed or
+	// FailedValidation, or is being deleted.
+	BlockedBackupFailed = "BackupFailed"
+	// BlockedBackupIncomplete: the Backup completed, but its resource list
+	// lacks an object the uninstall would delete.
+	BlockedBackupIncomplete = "BackupIncomplete"
+)
+
+// BackupName is the name of the Backup that gates the uninstall of the
+// owner of uid (kind, namespace and name name it for a person): the same
+// for every pass and every csv-cleaner, so that a restart finds the Backup
+// it made and never makes a second, and another for a new owner of the
+// same name. It is a DNS label of at most 63 characters.
+func BackupName(kind, namespace, name string, uid types.UID) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{kind, namespace, name, string(uid)}, "/")))
+	hash := hex.EncodeToString(sum[:])[:backupNameHashLength]
+	readable := strings.ToLower(strings.Trim(strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			return r
+		}
+		return '-'
+	}, name), "-"))
+	if most := backupNameMax - len(backupNamePrefix) - 1 - backupNameHashLength; len(readable) > most {
+		readable = strings.TrimRight(readable[:most], "-")
+	}
+	if readable == "" {
+		return backupNamePrefix + hash
+	}
+	return backupNamePrefix + readable + "-" + hash
+}
+
+// Deletion is one object an uninstall's plan deletes, as a backup must hold it.
+type Deletion struct {
+	// Group and Kind name its kind (Group "" for the core group).
+	Group, Kind string
+	// Resource is its kind's plural, as Velero's includedResources name it
+	// with the group (plural.group).
+	Resource  string
+	Namespace string
+	Name      string
+}
+
+// BackupContent is what the Backup of an uninstall includes: the
+// namespaces and resources of every planned deletion. Velero backs up the
+// objects of those resources in those namespaces (more than the deletions,
+// never less) and the cluster-scoped ones among them.
+type BackupContent struct {
+	// Namespaces are includedNamespaces, sorted; empty when every deletion
+	// is cluster-scoped.
+	Namespaces []string
+	// Resources are includedResources (plural.group), sorted.
+	Resources []string
+	// ClusterScoped: some deletion is cluster-scoped (includeClusterResources).
+	ClusterScoped bool
+}
+
+// BackupScope is what the Backup must include to hold every deletion.
+func BackupScope(deletions []Deletion) BackupContent {
+	var out BackupContent
+	for _, d := range deletions {
+		resource := d.Resource
+		if d.Group != "" {
+			resource += "." + d.Group
+		}
+		if !slices.Contains(out.Resources, resource) {
+			out.Resources = append(out.Resources, resource)
+		}
+		switch {
+		case d.Namespace == "":
+			out.ClusterScoped = true
+		case !slices.Contains(out.Namespaces, d.Namespace):
+			out.Namespaces = append(out.Namespaces, d.Namespace)
+		}
+	}
+	slices.Sort(out.Namespaces)
+	slices.Sort(out.Resources)
+	return out
+}
+
+// BackupGate is what an uninstall does with its Backup as Velero reports it.
+type BackupGate struct {
+	// Wait: the Backup is still running; nothing is deleted yet.
+	Wait bool
+	// Verify: the Backup completed; its resource list decides (VerifyBackup).
+	Verify bool
+	// Problem blocks the uninstall: the Backup failed.
+	Problem *Problem
+}
+
+// GateOnBackup decides on the phase of the Backup called name. An unknown
+// phase is waited on, never taken for a completed backup.
+func GateOnBackup(name, phase string) BackupGate {
+	switch phase {
+	case BackupPhaseCompleted:
+		return BackupGate{Verify: true}
+	case BackupPhaseFailed, BackupPhasePartiallyFailed, BackupPhaseFailedValidation, BackupPhaseDeleting:
+		return BackupGate{Problem: &Problem{Reason: BlockedBackupFailed, Object: "Backup " + name,
+			Message: fmt.Sprintf("Velero's Backup %s is %s: nothing is deleted without a complete backup; see velero backup describe %s --details, fix the cause and delete the Backup so that csv-cleaner makes it again", name, phase, name)}}
+	}
+	return BackupGate{Wait: true}
+}
+
+// VerifyBackup checks a completed Backup's resource list against the
+// deletions: list maps "group/version/Kind" ("version/Kind" for the core
+// group) to the "namespace/name" (or "name") of each object backed up, as
+// Velero's BackupResourceList gives it. The version is not compared: Velero
+// backs up the preferred version of a kind, and the plan may read another.
+// It returns the deletions the list lacks and, when some are, the problem
+// that blocks the uninstall.
+func VerifyBackup(name string, list map[string][]string, deletions []Deletion) ([]Deletion, *Problem) {
+	held := map[string]bool{}
+	for key, objects := range list {
+		group, kind := groupKindOf(key)
+		for _, o := range objects {
+			held[group+"/"+kind+"/"+o] = true
+		}
+	}
+	var missing []Deletion
+	for _, d := range deletions {
+		obj := d.Name
+		if d.Namespace != "" {
+			obj = d.Namespace + "/" + d.Name
+		}
+		if !held[d.Group+"/"+d.Kind+"/"+obj] {
+			missing = append(missing, d)
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	first := missing[0]
+	object := first.Kind + " " + first.Name
+	if first.Namespace != "" {
+		object = first.Kind + " " + first.Namespace + "/" + first.Name
+	}
+	return missing, &Problem{Reason: BlockedBackupIncomplete, Object: object,
+		Message: fmt.Sprintf("Velero's Backup %s completed without %d of the %d objects the uninstall would delete (first: %s): nothing is deleted that no backup holds", name, len(missing), len(deletions), object)}
+}
+
+// groupKindOf reads the group and kind of a resource list's key.
+func groupKindOf(key string) (group, kind string) {
+	parts := strings.Split(key, "/")
+	switch len(parts) {
+	case 3:
+		return parts[0], parts[2]
+	case 2:
+		return "", parts[1]
+	}
+	return "", key
+}

@@ -1,0 +1,196 @@
+package plan
+
+import (
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+func TestBackupName(t *testing.T) {
+	long := strings.Repeat("very-long-operator-name.", 5) + "v1.0.0"
+	tests := []struct {
+		name                 string
+		kind, namespace, csv string
+		uid                  types.UID
+		wantPrefix           string
+	}{
+		{name: "a CSV's", kind: "ClusterServiceVersion", namespace: "operators", csv: "etcd.v0.9.4", uid: "u1", wantPrefix: "csv-cleaner-etcd-v0-9-4-"},
+		{name: "a ClusterExtension's", kind: "ClusterExtension", csv: "argocd", uid: "u2", wantPrefix: "csv-cleaner-argocd-"},
+		{name: "a long name is cut, the hash kept", kind: "ClusterServiceVersion", namespace: "ops", csv: long, uid: "u3", wantPrefix: "csv-cleaner-very-long-operator-name-"},
+		{name: "a name of no letter is the hash alone", kind: "ClusterExtension", csv: "...", uid: "u4", wantPrefix: "csv-cleaner-"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := BackupName(tt.kind, tt.namespace, tt.csv, tt.uid)
+			if !dnsLabel.MatchString(got) || len(got) > 63 {
+				t.Errorf("BackupName = %q (%d characters): not a DNS label of at most 63", got, len(got))
+			}
+			if !strings.HasPrefix(got, tt.wantPrefix) {
+				t.Errorf("BackupName = %q, want it to start with %q", got, tt.wantPrefix)
+			}
+			if again := BackupName(tt.kind, tt.namespace, tt.csv, tt.uid); again != got {
+				t.Errorf("BackupName is %q, then %q: a restart would make a second Backup", got, again)
+			}
+		})
+	}
+	a := BackupName("ClusterServiceVersion", "ops", "etcd.v1", "uid-1")
+	if b := BackupName("ClusterServiceVersion", "ops", "etcd.v1", "uid-2"); a == b {
+		t.Errorf("a reinstalled CSV of the same name (another UID) gets the same Backup %q", a)
+	}
+	if b := BackupName("ClusterServiceVersion", "other", "etcd.v1", "uid-1"); a == b {
+		t.Errorf("a CSV of the same name in another namespace gets the same Backup %q", a)
+	}
+}
+
+func TestBackupScope(t *testing.T) {
+	tests := []struct {
+		name      string
+		deletions []Deletion
+		want      BackupContent
+	}{
+		{name: "nothing to delete, nothing to include"},
+		{
+			name: "operands in two namespaces, of two kinds",
+			deletions: []Deletion{
+				{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: "b", Name: "w1"},
+				{Group: "example.com", Kind: "Gadget", Resource: "gadgets", Namespace: "a", Name: "g1"},
+				{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: "a", Name: "w2"},
+			},
+			want: BackupContent{Namespaces: []string{"a", "b"}, Resources: []string{"gadgets.example.com", "widgets.example.com"}},
+		},
+		{
+			name: "a cluster-scoped operand and its CRD",
+			deletions: []Deletion{
+				{Group: "example.com", Kind: "Cluster", Resource: "clusters", Name: "c1"},
+				{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Resource: "customresourcedefinitions", Name: "clusters.example.com"},
+			},
+			want: BackupContent{Resources: []string{"clusters.example.com", "customresourcedefinitions.apiextensions.k8s.io"}, ClusterScoped: true},
+		},
+		{
+			name:      "the core group has no suffix",
+			deletions: []Deletion{{Kind: "ConfigMap", Resource: "configmaps", Namespace: "a", Name: "c"}},
+			want:      BackupContent{Namespaces: []string{"a"}, Resources: []string{"configmaps"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := BackupScope(tt.deletions); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("BackupScope = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestGateOnBackup(t *testing.T) {
+	tests := []struct {
+		phase      string
+		wait       bool
+		verify     bool
+		wantReason string
+	}{
+		{phase: "", wait: true},
+		{phase: BackupPhaseNew, wait: true},
+		{phase: BackupPhaseInProgress, wait: true},
+		{phase: BackupPhaseWaitingForPlugins, wait: true},
+		{phase: BackupPhaseWaitingPartial, wait: true},
+		{phase: BackupPhaseFinalizing, wait: true},
+		{phase: BackupPhaseFinalizingPartial, wait: true},
+		{phase: "SomePhaseOfALaterVelero", wait: true},
+		{phase: BackupPhaseCompleted, verify: true},
+		{phase: BackupPhasePartiallyFailed, wantReason: BlockedBackupFailed},
+		{phase: BackupPhaseFailed, wantReason: BlockedBackupFailed},
+		{phase: BackupPhaseFailedValidation, wantReason: BlockedBackupFailed},
+		{phase: BackupPhaseDeleting, wantReason: BlockedBackupFailed},
+	}
+	for _, tt := range tests {
+		t.Run(cmpOrEmpty(tt.phase), func(t *testing.T) {
+			got := GateOnBackup("csv-cleaner-etcd-0123456789", tt.phase)
+			if got.Wait != tt.wait || got.Verify != tt.verify {
+				t.Errorf("GateOnBackup(%q) = wait %v, verify %v; want wait %v, verify %v", tt.phase, got.Wait, got.Verify, tt.wait, tt.verify)
+			}
+			switch {
+			case tt.wantReason == "" && got.Problem != nil:
+				t.Errorf("GateOnBackup(%q) blocks (%s)", tt.phase, got.Problem.Reason)
+			case tt.wantReason != "" && (got.Problem == nil || got.Problem.Reason != tt.wantReason):
+				t.Errorf("GateOnBackup(%q) = %+v, want it Blocked %s", tt.phase, got.Problem, tt.wantReason)
+			case got.Problem != nil && !strings.Contains(got.Problem.Message, "csv-cleaner-etcd-0123456789"):
+				t.Errorf("the message %q does not name the Backup", got.Problem.Message)
+			}
+		})
+	}
+}
+
+func cmpOrEmpty(s string) string {
+	if s == "" {
+		return "no phase yet"
+	}
+	return s
+}
+
+func TestVerifyBackup(t *testing.T) {
+	widget := func(ns, name string) Deletion {
+		return Deletion{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: ns, Name: name}
+	}
+	crd := Deletion{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Resource: "customresourcedefinitions", Name: "widgets.example.com"}
+	cm := Deletion{Kind: "ConfigMap", Resource: "configmaps", Namespace: "a", Name: "c"}
+	tests := []struct {
+		name        string
+		list        map[string][]string
+		deletions   []Deletion
+		wantMissing []Deletion
+	}{
+		{
+			name:      "every deletion held, and more",
+			list:      map[string][]string{"example.com/v1/Widget": {"a/w1", "b/w2", "b/other"}, "apiextensions.k8s.io/v1/CustomResourceDefinition": {"widgets.example.com"}, "v1/ConfigMap": {"a/c"}},
+			deletions: []Deletion{widget("a", "w1"), widget("b", "w2"), crd, cm},
+		},
+		{
+			name:      "held at another version of the kind",
+			list:      map[string][]string{"example.com/v2/Widget": {"a/w1"}},
+			deletions: []Deletion{widget("a", "w1")},
+		},
+		{
+			name:        "an operand created after the backup began",
+			list:        map[string][]string{"example.com/v1/Widget": {"a/w1"}},
+			deletions:   []Deletion{widget("a", "w1"), widget("a", "late")},
+			wantMissing: []Deletion{widget("a", "late")},
+		},
+		{
+			name:        "the same name in another namespace is not the object",
+			list:        map[string][]string{"example.com/v1/Widget": {"b/w1"}},
+			deletions:   []Deletion{widget("a", "w1")},
+			wantMissing: []Deletion{widget("a", "w1")},
+		},
+		{
+			name:        "the same name of another group is not the object",
+			list:        map[string][]string{"other.io/v1/Widget": {"a/w1"}},
+			deletions:   []Deletion{widget("a", "w1")},
+			wantMissing: []Deletion{widget("a", "w1")},
+		},
+		{
+			name:        "an empty list holds nothing",
+			deletions:   []Deletion{crd},
+			wantMissing: []Deletion{crd},
+		},
+		{name: "nothing to delete needs nothing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			missing, problem := VerifyBackup("b1", tt.list, tt.deletions)
+			if !reflect.DeepEqual(missing, tt.wantMissing) {
+				t.Errorf("VerifyBackup missing = %+v, want %+v", missing, tt.wantMissing)
+			}
+			switch {
+			case len(tt.wantMissing) == 0 && problem != nil:
+				t.Errorf("VerifyBackup blocks: %s", problem.Message)
+			case len(tt.wantMissing) > 0 && (problem == nil || problem.Reason != BlockedBackupIncomplete):
+				t.Errorf("VerifyBackup = %+v, want it Blocked %s", problem, BlockedBackupIncomplete)
+			}
+		})
+	}
+}
