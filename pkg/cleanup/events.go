@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/transient"
 )
@@ -81,4 +82,11 @@ func (s retryingSink) Update(ctx context.Context, ev *eventsv1.Event) (out *even
 func (s retryingSink) Patch(ctx context.Context, old *eventsv1.Event, data []byte) (out *eventsv1.Event, err error) {
 	err = Retry.Write(ctx, "patch", func() (err error) { out, err = s.EventSink.Patch(ctx, old, data); return err })
 	return out, err
+}
+
+// Event sends an Event regarding obj.
+func (e *Engine) Event(regarding client.Object, eventType, reason, action, note string, args ...any) {
+	if e.Recorder != nil {
+		e.Recorder.Eventf(regarding, nil, eventType, reason, action, note, args...)
+	}
 }

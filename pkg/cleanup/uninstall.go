@@ -406,10 +406,3 @@ func (u *Uninstall) requeueAfter() time.Duration {
 	}
 	return d
 }
-
-// Event sends an Event regarding obj.
-func (e *Engine) Event(regarding client.Object, eventType, reason, action, note string, args ...any) {
-	if e.Recorder != nil {
-		e.Recorder.Eventf(regarding, nil, eventType, reason, action, note, args...)
-	}
-}
