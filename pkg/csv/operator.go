@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
@@ -25,21 +24,15 @@ func (g gatherer) OperatorUnavailable(ctx context.Context, csv *operatorsv1alpha
 		key := client.ObjectKey{Namespace: csv.Namespace, Name: name}
 		dep := &appsv1.Deployment{}
 		err := g.Live.Get(ctx, key, dep)
-		state := ""
 		switch {
 		case apierrors.IsNotFound(err):
-			state = "is gone"
+			return plan.OperatorDown(key.String(), "is gone"), nil
 		case err != nil:
 			return nil, fmt.Errorf("getting the operator's Deployment %s: %w", key, err)
-		case !dep.DeletionTimestamp.IsZero():
-			state = "is being deleted"
-		case !objects.Available(dep):
-			state = "is not Available"
-		default:
-			continue
 		}
-		return &plan.Problem{Reason: cleanupv1alpha1.BlockedOperatorUnavailable, Object: "Deployment " + key.String(),
-			Message: fmt.Sprintf("the operator's Deployment %s %s, so nobody removes them", key, state)}, nil
+		if state := objects.Down(dep); state != "" {
+			return plan.OperatorDown(key.String(), state), nil
+		}
 	}
 	return nil, nil
 }

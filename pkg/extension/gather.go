@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
@@ -83,18 +82,9 @@ func (r *Reconciler) operatorUnavailable(ext *ocv1.ClusterExtension, sets map[ty
 			if owned, _ := plan.OwnershipOf(dep, "Deployment", plan.ExtensionOf(ext), sets); owned == plan.NotOwned {
 				continue
 			}
-			state := ""
-			switch {
-			case !dep.DeletionTimestamp.IsZero():
-				state = "is being deleted"
-			case !objects.Available(dep):
-				state = "is not Available"
-			default:
-				continue
+			if state := objects.Down(dep); state != "" {
+				return plan.OperatorDown(client.ObjectKeyFromObject(dep).String(), state), nil
 			}
-			key := client.ObjectKeyFromObject(dep)
-			return &plan.Problem{Reason: cleanupv1alpha1.BlockedOperatorUnavailable, Object: "Deployment " + key.String(),
-				Message: fmt.Sprintf("the operator's Deployment %s %s, so nobody removes them", key, state)}, nil
 		}
 		return nil, nil
 	}

@@ -57,3 +57,15 @@ func Available(dep *appsv1.Deployment) bool {
 	}
 	return false
 }
+
+// Down says why a Deployment does not run its pods ("is being deleted",
+// "is not Available"); "" while it runs.
+func Down(dep *appsv1.Deployment) string {
+	switch {
+	case !dep.DeletionTimestamp.IsZero():
+		return "is being deleted"
+	case !Available(dep):
+		return "is not Available"
+	}
+	return ""
+}

@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestAvailable(t *testing.T) {
@@ -23,6 +24,28 @@ func TestAvailable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Available(&appsv1.Deployment{Status: appsv1.DeploymentStatus{Conditions: tc.conditions}}); got != tc.want {
 				t.Errorf("available = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDown(t *testing.T) {
+	available := []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}}
+	now := metav1.Now()
+	tests := []struct {
+		name string
+		dep  appsv1.Deployment
+		want string
+	}{
+		{"running", appsv1.Deployment{Status: appsv1.DeploymentStatus{Conditions: available}}, ""},
+		{"not Available", appsv1.Deployment{}, "is not Available"},
+		{"being deleted, though Available", appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now},
+			Status: appsv1.DeploymentStatus{Conditions: available}}, "is being deleted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Down(&tt.dep); got != tt.want {
+				t.Errorf("Down = %q, want %q", got, tt.want)
 			}
 		})
 	}

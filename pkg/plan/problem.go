@@ -1,6 +1,11 @@
 package plan
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+)
 
 // Problem is bad input that blocks an uninstall until someone fixes it.
 type Problem struct {
@@ -31,4 +36,12 @@ func AsError(p *Problem) error {
 		return nil
 	}
 	return p
+}
+
+// OperatorDown blocks an uninstall whose operator's Deployment (key) is
+// down for the reason state says ("is gone", "is being deleted", …): nobody
+// removes the finalizers its operands wait on.
+func OperatorDown(key, state string) *Problem {
+	return &Problem{Reason: cleanupv1alpha1.BlockedOperatorUnavailable, Object: "Deployment " + key,
+		Message: fmt.Sprintf("the operator's Deployment %s %s, so nobody removes them", key, state)}
 }
