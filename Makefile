@@ -30,6 +30,8 @@ CONTROL_PLANE := $(LOCALBIN)/etcd $(LOCALBIN)/kube-apiserver $(LOCALBIN)/kube-co
 E2E_TOOLS := $(LOCALBIN)/olm $(LOCALBIN)/catalog $(LOCALBIN)/opm $(LOCALBIN)/kwok $(LOCALBIN)/catalogd $(LOCALBIN)/operator-controller
 # What the benchmarks compare csv-cleaner with: kubectl-operator's uninstall and operator-sdk's cleanup.
 BENCH_TOOLS := $(LOCALBIN)/kubectl-operator $(LOCALBIN)/operator-sdk
+# Velero, its AWS plugin and an S3 gateway, for the backup gate's end-to-end test (issue 34).
+BACKUP_TOOLS := $(LOCALBIN)/velero $(LOCALBIN)/velero-plugin-for-aws $(LOCALBIN)/versitygw
 export KUBEBUILDER_ASSETS ?= $(LOCALBIN)
 
 GO_LDFLAGS := -s -w -X main.version=$(VERSION)
@@ -112,6 +114,13 @@ $(E2E_TOOLS): | hack/control-plane/build.sh
 bench-tools: $(BENCH_TOOLS) ## Build kubectl-operator (v0.6.0) and operator-sdk (v1.33.0) into bin/, which make bench runs side by side with csv-cleaner (once).
 
 $(BENCH_TOOLS): | hack/control-plane/build.sh
+	@mkdir -p $(LOCALBIN)
+	hack/control-plane/build.sh $(LOCALBIN) $(notdir $@)
+
+.PHONY: backup-tools
+backup-tools: $(BACKUP_TOOLS) ## Build Velero (v1.18.3), its AWS plugin (v1.14.3) and versitygw (v1.8.0) into bin/ (once), for the backup gate's end-to-end test, which is still to come (issue 34): make test does not build them yet.
+
+$(BACKUP_TOOLS): | hack/control-plane/build.sh
 	@mkdir -p $(LOCALBIN)
 	hack/control-plane/build.sh $(LOCALBIN) $(notdir $@)
 

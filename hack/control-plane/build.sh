@@ -4,8 +4,9 @@
 # kube-controller-manager; name olm, catalog, opm and kwok to build those too
 # (the end-to-end tests' cluster), and kubectl-operator and operator-sdk (what
 # the benchmarks compare csv-cleaner with), and catalogd and operator-controller
-# (OLM v1, for its end-to-end test). A binary already present is never
-# rebuilt.
+# (OLM v1, for its end-to-end test), and velero, velero-plugin-for-aws and
+# versitygw (Velero, its AWS plugin and an S3 gateway, for the backup gate's
+# end-to-end test). A binary already present is never rebuilt.
 set -euo pipefail
 
 out=$(cd "${1:?usage: build.sh BIN_DIR}" && pwd)
@@ -52,6 +53,10 @@ for c in "${components[@]}"; do
 	# OLM v1 (v1.5.1); containers_image_openpgp keeps gpgme (cgo) out, as upstream builds it.
 	catalogd) build catalogd operator-controller github.com/operator-framework/operator-controller/cmd/catalogd "" containers_image_openpgp ;;
 	operator-controller) build operator-controller operator-controller github.com/operator-framework/operator-controller/cmd/operator-controller "" containers_image_openpgp ;;
+	# Velero (v1.18.3) with its AWS plugin (v1.14.3), and an S3 gateway (versitygw v1.8.0).
+	velero) build velero velero github.com/vmware-tanzu/velero/cmd/velero "-X github.com/vmware-tanzu/velero/pkg/buildinfo.Version=v1.18.3" ;;
+	velero-plugin-for-aws) build velero-plugin-for-aws velero-plugin-for-aws github.com/vmware-tanzu/velero-plugin-for-aws/velero-plugin-for-aws ;;
+	versitygw) build versitygw versitygw github.com/versity/versitygw/cmd/versitygw ;;
 	*) echo "control-plane: unknown component $c" >&2; exit 2 ;;
 	esac
 done
