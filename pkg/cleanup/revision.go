@@ -102,28 +102,22 @@ func (e *Engine) carryOver(rec *record) {
 // none: what a plan reads to decide the operands of the deletion's second
 // as the run does.
 func (g Gatherer) RecordedRevision(ctx context.Context, subject client.Object) (revision, from string, _ error) {
-	var (
-		obj recordObject
-		uid func() types.UID
-	)
+	kind := Extensions
 	if _, isCSV := subject.(*operatorsv1alpha1.ClusterServiceVersion); isCSV {
-		rec := &cleanupv1alpha1.CSVCleanup{}
-		obj, uid = rec, func() types.UID { return rec.Status.CSVUID }
-	} else {
-		rec := &cleanupv1alpha1.ExtensionCleanup{}
-		obj, uid = rec, func() types.UID { return rec.Status.ExtensionUID }
+		kind = CSVs
 	}
+	obj := kind.empty()
 	if err := g.Live.Get(ctx, client.ObjectKeyFromObject(subject), obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			return "", "", nil
 		}
 		return "", "", fmt.Errorf("reading the uninstall record of %s: %w", klog.KObj(subject), err)
 	}
-	if uid() != subject.GetUID() {
+	rec := newRecord(obj)
+	if rec.uid != subject.GetUID() {
 		return "", "", nil
 	}
-	st := newRecord(obj).st
-	return st.DeletionRevision, st.DeletionRevisionFrom, nil
+	return rec.st.DeletionRevision, rec.st.DeletionRevisionFrom, nil
 }
 
 // DeletionChanged lets through the updates that start (or undo) an object's deletion.

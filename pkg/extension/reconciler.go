@@ -52,7 +52,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	ext := extensionMetadata()
+	ext := objects.ExtensionMetadata()
 	if err := r.Client.Get(ctx, req.NamespacedName, ext); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Gone: a record whose release succeeded without its reply says Completed.
@@ -138,7 +138,7 @@ func policyOf(ctx context.Context, reader client.Reader, ext metav1.Object) (*cl
 // conflict); nothing is written when the list is right, and no finalizer is
 // added to an extension being deleted.
 func (r *Reconciler) patchFinalizers(ctx context.Context, ext client.Object, edit func([]string) ([]string, bool)) error {
-	obj := extensionMetadata()
+	obj := objects.ExtensionMetadata()
 	obj.Name, obj.UID = ext.GetName(), ext.GetUID()
 	obj.ResourceVersion, obj.Finalizers, obj.DeletionTimestamp = ext.GetResourceVersion(), ext.GetFinalizers(), ext.GetDeletionTimestamp()
 	_, err := finalizer.PatchCached(ctx, r.APIReader, r.Client, r.written, obj, func(cur *metav1.PartialObjectMetadata) []string {
@@ -157,6 +157,3 @@ func (r *Reconciler) patchFinalizers(ctx context.Context, ext client.Object, edi
 	}
 	return nil
 }
-
-// extensionMetadata is a ClusterExtension's metadata, as the cache holds it.
-func extensionMetadata() *metav1.PartialObjectMetadata { return objects.ExtensionMetadata() }

@@ -21,6 +21,7 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
 
@@ -64,7 +65,7 @@ func Setup(mgr ctrl.Manager, e *cleanup.Engine, life *self.Life, workers int) er
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("clusterextension").
-		For(extensionMetadata(), builder.WithPredicates(e.ObserveDeletions(), changed)).
+		For(objects.ExtensionMetadata(), builder.WithPredicates(e.ObserveDeletions(), changed)).
 		Watches(&cleanupv1alpha1.CleanupPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allExtensions),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, cleanup.DeletionChanged))).
 		// A record left Releasing (the release's reply was lost, or csv-cleaner

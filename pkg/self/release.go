@@ -72,11 +72,6 @@ type Releaser struct {
 // releasePage is how many objects a LIST of the release reads at a time.
 const releasePage = 500
 
-var (
-	csvKind       = objects.CSVKind
-	extensionKind = objects.ExtensionKind
-)
-
 // ReleaseOthers removes csv-cleaner's finalizers from every CSV but its own
 // and the hold from every ClusterRole and binding but its own version's. It
 // works in a random order, so that replicas releasing at the same time
@@ -89,7 +84,7 @@ func (rl Releaser) ReleaseOthers(ctx context.Context) ([]Released, error) {
 	err := objects.ListPages(ctx, rl.Live, objects.CSVMetadataList, releasePage, func(l *metav1.PartialObjectMetadataList) error {
 		for _, csv := range l.Items {
 			if rl.Finalizers.HeldBy(csv.Finalizers) && objects.Key(&csv) != rl.Self {
-				csv.SetGroupVersionKind(csvKind)
+				csv.SetGroupVersionKind(objects.CSVKind)
 				todo = append(todo, csv)
 			}
 		}
@@ -99,10 +94,10 @@ func (rl Releaser) ReleaseOthers(ctx context.Context) ([]Released, error) {
 		return nil, fmt.Errorf("listing CSVs: %w", err)
 	}
 	// OLM v1's ClusterExtensions, where the API server serves them.
-	err = objects.ListPages(ctx, rl.Live, objects.MetadataList(extensionKind), releasePage, func(l *metav1.PartialObjectMetadataList) error {
+	err = objects.ListPages(ctx, rl.Live, objects.MetadataList(objects.ExtensionKind), releasePage, func(l *metav1.PartialObjectMetadataList) error {
 		for _, ext := range l.Items {
 			if rl.Finalizers.HeldBy(ext.Finalizers) && ext.Name != rl.SelfExtension {
-				ext.SetGroupVersionKind(extensionKind)
+				ext.SetGroupVersionKind(objects.ExtensionKind)
 				todo = append(todo, ext)
 			}
 		}
@@ -204,7 +199,7 @@ func (rl Releaser) releasePass(ctx context.Context, todo []metav1.PartialObjectM
 func (rl Releaser) releaseOne(ctx context.Context, obj *metav1.PartialObjectMetadata) (*Released, error) {
 	gvk := obj.GroupVersionKind()
 	ours := finalizer.Is(rl.Hold)
-	if gvk == csvKind || gvk == extensionKind {
+	if gvk == objects.CSVKind || gvk == objects.ExtensionKind {
 		ours = rl.Finalizers.Ours
 	}
 	var removed []string
@@ -222,7 +217,7 @@ func (rl Releaser) releaseOne(ctx context.Context, obj *metav1.PartialObjectMeta
 		return nil, nil
 	}
 	rel := &Released{Kind: gvk.Kind, Namespace: obj.Namespace, Name: obj.Name, Finalizers: removed}
-	if (gvk == csvKind || gvk == extensionKind) && !obj.DeletionTimestamp.IsZero() && client.ObjectKeyFromObject(obj) != rl.Self {
+	if (gvk == objects.CSVKind || gvk == objects.ExtensionKind) && !obj.DeletionTimestamp.IsZero() && client.ObjectKeyFromObject(obj) != rl.Self {
 		rel.Abandoned = true
 		rl.abandoned(ctx, obj)
 	}
