@@ -121,7 +121,53 @@ type CleanupPolicySpec struct {
 	// priority decides between several policies that select one CSV: the highest wins, then the name that sorts first.
 	// +optional
 	Priority int32 `json:"priority,omitempty"`
+
+	// backup makes every uninstall under the policy undoable: before its
+	// first delete, a backup holding every object the uninstall will delete
+	// must be complete and verified. Absent: no backup, nothing waits.
+	// +optional
+	Backup *BackupSpec `json:"backup,omitempty"`
 }
+
+// BackupSpec says how an uninstall backs up what it will delete before it deletes anything.
+// +kubebuilder:validation:XValidation:rule="has(self.velero)",message="backup names its tool: velero"
+type BackupSpec struct {
+	// velero backs up with Velero (velero.io/v1 Backup): one Backup per
+	// uninstall, whose resource list must hold every object the uninstall
+	// will delete.
+	// +optional
+	Velero *VeleroBackup `json:"velero,omitempty"`
+}
+
+// VeleroBackup is the Velero Backup an uninstall makes.
+type VeleroBackup struct {
+	// namespace is Velero's namespace, where its server watches for Backups
+	// and where csv-cleaner creates them.
+	// +kubebuilder:default=velero
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// storageLocation is the BackupStorageLocation the Backup is stored in;
+	// absent: Velero's default location.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	StorageLocation string `json:"storageLocation,omitempty"`
+
+	// ttl is how long Velero keeps the Backup; absent: Velero's default (30 days).
+	// +optional
+	TTL *metav1.Duration `json:"ttl,omitempty"`
+
+	// snapshotVolumes asks Velero to snapshot the persistent volumes of what it
+	// backs up, so that a restore brings back the data in the operands'
+	// volumes too; absent: Velero's default.
+	// +optional
+	SnapshotVolumes *bool `json:"snapshotVolumes,omitempty"`
+}
+
+// DefaultVeleroNamespace is Velero's namespace when a policy leaves it out.
+const DefaultVeleroNamespace = "velero"
 
 // CleanupPolicyStatus reports what a policy manages now.
 type CleanupPolicyStatus struct {

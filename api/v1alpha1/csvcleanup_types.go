@@ -170,12 +170,45 @@ type UninstallStatus struct {
 	// keptTotal is how many objects the uninstall leaves in place, all kinds and reasons together.
 	// +optional
 	KeptTotal int32 `json:"keptTotal,omitempty"`
+	// backup is the backup that gates the uninstall's deletes, when the
+	// policy asks for one.
+	// +optional
+	Backup *BackupStatus `json:"backup,omitempty"`
 	// conditions: Deleting, Blocked and Complete.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// BackupStatus is the backup that gates an uninstall's deletes.
+type BackupStatus struct {
+	// tool is what made it: Velero.
+	Tool string `json:"tool"`
+	// namespace and name are the Backup's (velero.io/v1).
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// phase is the Backup's status.phase as csv-cleaner last read it.
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// items is how many objects the Backup holds (its status.progress.itemsBackedUp).
+	// +optional
+	Items int32 `json:"items,omitempty"`
+	// planned is how many objects the uninstall planned to delete when the
+	// Backup was verified: each of them is in its resource list.
+	// +optional
+	Planned int32 `json:"planned,omitempty"`
+	// verified is true once the Backup completed and its resource list holds
+	// every object the uninstall will delete: nothing is deleted before.
+	// +optional
+	Verified bool `json:"verified,omitempty"`
+	// verifiedTime is when it was verified.
+	// +optional
+	VerifiedTime *metav1.Time `json:"verifiedTime,omitempty"`
+}
+
+// BackupToolVelero is status.backup.tool of a Velero Backup.
+const BackupToolVelero = "Velero"
 
 // CSVCleanup records one uninstall of a ClusterServiceVersion. It is created the
 // moment a managed CSV is seen being deleted and outlives the CSV as history.

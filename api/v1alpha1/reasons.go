@@ -67,6 +67,16 @@ const (
 	// BlockedOwnershipMismatch: an object has a ClusterExtension's controller ownerReference, so the garbage
 	// collector deletes it with the extension, but its OLM owner labels name another owner.
 	BlockedOwnershipMismatch = "OwnershipMismatch"
+	// BlockedBackupUnavailable: the policy asks for a backup and Velero cannot
+	// take it: its CRDs are absent, or its storage location is missing or not Available.
+	BlockedBackupUnavailable = "BackupUnavailable"
+	// BlockedBackupFailed: the uninstall's Backup ended Failed,
+	// PartiallyFailed or FailedValidation, or is being deleted.
+	BlockedBackupFailed = "BackupFailed"
+	// BlockedBackupIncomplete: the uninstall's Backup completed, but its
+	// resource list lacks an object the uninstall would delete, or the
+	// uninstall could not tell all it would delete.
+	BlockedBackupIncomplete = "BackupIncomplete"
 )
 
 // Reason is a status reason with its one-line meaning.
@@ -110,5 +120,8 @@ var (
 		{BlockedOperandsRemaining, "operands held by finalizers remain past operandTimeout (onTimeout: Wait)"},
 		{BlockedOperatorUnavailable, "operands with finalizers remain and the operator is not running"},
 		{BlockedOwnershipMismatch, "an object the garbage collector deletes with the ClusterExtension has owner labels that name another owner"},
+		{BlockedBackupUnavailable, "the policy asks for a backup and Velero cannot take it: its CRDs are absent, or its storage location is missing or not Available"},
+		{BlockedBackupFailed, "the uninstall's Velero Backup failed, partially failed, failed validation or is being deleted"},
+		{BlockedBackupIncomplete, "the uninstall's Velero Backup completed without an object the uninstall would delete"},
 	}
 )

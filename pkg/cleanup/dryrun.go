@@ -45,10 +45,14 @@ type DryRun struct {
 	// Unread are the kinds whose instances the plan could not read, with why
 	// and what the run does there.
 	Unread []Unread `json:"unread,omitempty"`
+	// Backup is the backup gate, when the policy asks for a backup (Foresee).
+	Backup *BackupForeseen `json:"backup,omitempty"`
 	// Notes say what the plan could not foresee, and why.
 	Notes []string `json:"notes,omitempty"`
 
 	foresight *foresight
+	// backupPlan is what Foresee needs to foresee the backup gate (PlanBackup).
+	backupPlan *backupPlan
 	// problems are what the run would be refused, found so far; they make the verdict Blocked (settle).
 	problems []plan.Problem
 	// accessDenied: csv-cleaner lacks a right on operands, so the run deletes nothing until it has it.

@@ -38,8 +38,9 @@ type foresight struct {
 }
 
 // Foresee asks the API server, writing nothing, what the run would be
-// refused on the kinds whose instances the plan deletes, and marks the
-// plan: a right csv-cleaner lacks (a SubjectAccessReview, with the verbs
+// refused on the kinds whose instances the plan deletes, and what would
+// block its backup gate when the policy asks for a backup (foreseeBackup),
+// and marks the plan: a right csv-cleaner lacks (a SubjectAccessReview, with the verbs
 // the run checks of itself before it deletes anything), and a delete that
 // a webhook or an admission policy refuses (a server-side dry-run DELETE of
 // one planned object of each kind, sent as the caller). A refusal foreseen
@@ -56,12 +57,22 @@ type foresight struct {
 // rights are then not foreseen, and the verdict does not say Blocked for
 // them.
 func Foresee(ctx context.Context, c client.Client, d *DryRun, serviceAccount *types.NamespacedName) error {
-	if d.foresight == nil {
+	backup := d.backupPlan != nil && (d.Verdict == VerdictUninstall || d.Verdict == VerdictBlocked || d.Verdict == VerdictIncomplete)
+	if d.foresight == nil && !backup {
 		return nil // nothing would be deleted: nothing to foresee
 	}
 	ids, err := d.identities(ctx, c, serviceAccount)
 	if err != nil {
 		return err
+	}
+	if backup {
+		if err := d.foreseeBackup(ctx, c, ids); err != nil {
+			return err
+		}
+	}
+	if d.foresight == nil {
+		d.settle()
+		return nil
 	}
 	if err := d.foreseeAccess(ctx, c, ids); err != nil {
 		return err

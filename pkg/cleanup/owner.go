@@ -2,6 +2,7 @@ package cleanup
 
 import (
 	"context"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -33,6 +34,10 @@ type Owner interface {
 	DeleteRefusingWebhooks(ctx context.Context, sources []string) (int, error)
 	// Release removes csv-cleaner's finalizer from it: an uninstall's last step.
 	Release(ctx context.Context) error
+	// Plan is what its uninstall deletes and keeps as the cluster is now
+	// (what `csv-cleaner plan` prints): the backup gate backs up and
+	// verifies its deletions.
+	Plan(ctx context.Context, now time.Time) (*DryRun, error)
 }
 
 // RecordKind is a kind of owner and of its uninstall record: a CSV has a

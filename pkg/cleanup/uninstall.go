@@ -42,6 +42,10 @@ type Uninstall struct {
 	now      time.Time
 	// scopes are the CRDs whose instances the uninstall deals with.
 	scopes []plan.CRDScope
+	// waitNote, when set, says what a step that is not done waits for;
+	// poll, when set, is how soon the pass looks again (the backup gate).
+	waitNote string
+	poll     time.Duration
 }
 
 // Open opens the record of the owner's uninstall (created when it does not
@@ -195,7 +199,7 @@ func (u *Uninstall) Run(ctx context.Context, steps ...Step) (proceed bool, res c
 			return false, ctrl.Result{}, errors.Join(InStep(cmp.Or(s.Label, s.Name), err), u.e.save(ctx, rec))
 		case !done:
 			log.V(1).Info("Waiting", "step", s.Name, "remaining", rec.st.Remaining)
-			rec.deleting(fmt.Sprintf("Waiting for %s: %d objects remaining", s.Name, rec.st.Remaining))
+			rec.deleting(cmp.Or(u.waitNote, fmt.Sprintf("Waiting for %s: %d objects remaining", s.Name, rec.st.Remaining)))
 			rec.recovered()
 			return false, ctrl.Result{RequeueAfter: u.requeueAfter()}, InStep("record", u.e.save(ctx, rec))
 		}
@@ -232,7 +236,7 @@ func (u *Uninstall) Release(ctx context.Context, releasing, completed string) er
 func (u *Uninstall) complete(ctx context.Context, msg string) error {
 	rec := u.rec
 	done := time.Now()
-	rec.completed(metav1.NewTime(done), msg)
+	rec.completed(metav1.NewTime(done), msg+undoNote(rec.st))
 	if err := u.e.save(ctx, rec); err != nil {
 		return err
 	}
@@ -242,7 +246,7 @@ func (u *Uninstall) complete(ctx context.Context, msg string) error {
 		took := done.Sub(u.deletion)
 		uninstalls.WithLabelValues(u.kind.Kind, resultCompleted, "").Inc()
 		uninstallDuration.WithLabelValues(u.kind.Kind).Observe(took.Seconds())
-		u.Event(corev1.EventTypeNormal, "CleanupCompleted", "Uninstall", "Uninstall completed in %s", took.Round(time.Second))
+		u.Event(corev1.EventTypeNormal, "CleanupCompleted", "Uninstall", "Uninstall completed in %s%s", took.Round(time.Second), undoNote(rec.st))
 	}
 	return nil
 }
@@ -403,6 +407,9 @@ func (u *Uninstall) requeueAfter() time.Duration {
 	d := min(max(elapsed/4, 500*time.Millisecond), 30*time.Second)
 	if untilTimeout := u.settings.OperandTimeout - elapsed; untilTimeout > 0 {
 		d = min(d, untilTimeout+100*time.Millisecond)
+	}
+	if u.poll > 0 {
+		d = min(d, u.poll)
 	}
 	return d
 }

@@ -18,8 +18,8 @@ import (
 // reconcileDelete is one pass of a deleting CSV's uninstall, a straight
 // line: read the CSV live, open its record, classify the deletion (a copy,
 // an upgrade or a reinstall is released at once, Skipped), start the
-// record, run the steps (operands, cluster RBAC and webhooks, CRDs), then
-// release the CSV, last. The record says Releasing before the finalizer's
+// record, run the steps (the backup gate, operands, cluster RBAC and
+// webhooks, CRDs), then release the CSV, last. The record says Releasing before the finalizer's
 // removal and Completed only once it has succeeded.
 func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, policy *cleanupv1alpha1.CleanupPolicy) (ctrl.Result, error) {
 	if !r.Finalizers.HeldBy(cached.GetFinalizers()) {
@@ -64,6 +64,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 		return ctrl.Result{}, err
 	}
 	proceed, res, err := u.Run(ctx,
+		u.BackupStep(),
 		cleanup.Step{Name: "operands", Run: func(ctx context.Context) (bool, error) { return r.operandStep(ctx, u, csv, verdict) }},
 		cleanup.Step{Name: "cluster RBAC and webhooks", Label: "clusterObjects", Run: func(ctx context.Context) (bool, error) { return r.clusterObjectStep(ctx, u, csv) }},
 		cleanup.Step{Name: "CRDs", Label: "crds", Run: func(ctx context.Context) (bool, error) { return r.crdStep(ctx, u) }},

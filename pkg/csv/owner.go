@@ -2,6 +2,7 @@ package csv
 
 import (
 	"context"
+	"time"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,4 +37,9 @@ func (o *owner) Release(ctx context.Context) error {
 		return err
 	}
 	return o.r.patchFinalizers(ctx, o.csv, o.r.Finalizers.Remove)
+}
+
+// Plan is what the CSV's uninstall deletes and keeps now, read live.
+func (o *owner) Plan(ctx context.Context, now time.Time) (*cleanup.DryRun, error) {
+	return PlanUninstall(ctx, o.r.APIReader, objects.Key(o.csv), now)
 }

@@ -62,6 +62,7 @@ func PlanUninstall(ctx context.Context, reader client.Reader, key types.Namespac
 	out.Policy = policy.Name
 
 	settings := plan.SettingsOf(policy)
+	out.PlanBackup(cleanup.CSVs, csv, settings)
 	operands, err := g.Operands(ctx, csv, verdict, settings)
 	if err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ import (
 // reconcileDelete is one pass of a deleting extension's uninstall, a
 // straight line: read it live, gather what the decisions read, open its
 // record, classify the deletion (the cascade), start the record, run the
-// steps (the instances of its CRDs, then the CRDs' fate), then release the
+// steps (the backup gate, the instances of its CRDs, then the CRDs' fate), then release the
 // extension, last. The record says Releasing before the finalizer's
 // removal and Completed only once it has succeeded.
 func (r *Reconciler) reconcileDelete(ctx context.Context, cached *metav1.PartialObjectMetadata, policy *cleanupv1alpha1.CleanupPolicy) (ctrl.Result, error) {
@@ -75,6 +75,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached *metav1.Partial
 	countTerminating(x, in.scopes)
 	var crds crdOutcome
 	proceed, res, err := x.Run(ctx,
+		x.BackupStep(),
 		cleanup.Step{Name: "operands", Run: func(ctx context.Context) (bool, error) {
 			done, err := r.operandStep(ctx, x, in, targets, targetsProblem, settings)
 			return done, foregroundNote(x.Cascade(), err)

@@ -2,6 +2,7 @@ package extension
 
 import (
 	"context"
+	"time"
 
 	ocv1 "github.com/operator-framework/operator-controller/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,4 +39,9 @@ func (o *owner) DeleteRefusingWebhooks(context.Context, []string) (int, error) {
 // collector then removes what OLM v1 applied.
 func (o *owner) Release(ctx context.Context) error {
 	return o.r.patchFinalizers(ctx, o.ext, o.r.Finalizers.Remove)
+}
+
+// Plan is what the extension's uninstall deletes and keeps now, read live.
+func (o *owner) Plan(ctx context.Context, now time.Time) (*cleanup.DryRun, error) {
+	return Plan(ctx, o.r.APIReader, o.ext.Name, now)
 }

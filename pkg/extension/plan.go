@@ -51,6 +51,7 @@ func Plan(ctx context.Context, reader client.Reader, name string, now time.Time)
 	}
 	out.Policy = policy.Name
 	settings := plan.SettingsOf(policy)
+	out.PlanBackup(cleanup.Extensions, ext, settings)
 	in, err := (&Reconciler{APIReader: reader}).gather(ctx, ext)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 )
 
 // The decisions of the backup gate: before the first delete of an
@@ -38,16 +40,6 @@ const (
 	backupNamePrefix     = "csv-cleaner-"
 	backupNameMax        = 63
 	backupNameHashLength = 10
-)
-
-// Reasons an uninstall is blocked by its backup gate.
-const (
-	// BlockedBackupFailed: the Backup ended Failed, PartiallyFailed or
-	// FailedValidation, or is being deleted.
-	BlockedBackupFailed = "BackupFailed"
-	// BlockedBackupIncomplete: the Backup completed, but its resource list
-	// lacks an object the uninstall would delete.
-	BlockedBackupIncomplete = "BackupIncomplete"
 )
 
 // BackupName is the name of the Backup that gates the uninstall of the
@@ -83,6 +75,33 @@ type Deletion struct {
 	Resource  string
 	Namespace string
 	Name      string
+}
+
+// DeletionsOf are the objects a plan's items delete that a backup must
+// hold: the operands, cluster RBAC, webhook configurations and CRDs the
+// uninstall deletes, and the CRDs the garbage collector deletes with a
+// ClusterExtension. An object already being deleted (AlreadyTerminating,
+// RemoveFinalizers) is not the uninstall's deletion: someone else deleted
+// it. plural names a kind's resource (group "" is the core group).
+func DeletionsOf(items []Item, plural func(group, kind string) (string, error)) ([]Deletion, error) {
+	var out []Deletion
+	resources := map[string]string{}
+	for _, it := range items {
+		if it.Action != ActionDelete || it.Reason == DeleteTerminating || it.Reason == DeleteRemoveFinalizers {
+			continue
+		}
+		kind, group, _ := strings.Cut(it.Kind, ".")
+		resource, ok := resources[it.Kind]
+		if !ok {
+			var err error
+			if resource, err = plural(group, kind); err != nil {
+				return nil, fmt.Errorf("naming the resource of %s: %w", it.Kind, err)
+			}
+			resources[it.Kind] = resource
+		}
+		out = append(out, Deletion{Group: group, Kind: kind, Resource: resource, Namespace: it.Namespace, Name: it.Name})
+	}
+	return out, nil
 }
 
 // BackupContent is what the Backup of an uninstall includes: the
@@ -139,7 +158,7 @@ func GateOnBackup(name, phase string) BackupGate {
 	case BackupPhaseCompleted:
 		return BackupGate{Verify: true}
 	case BackupPhaseFailed, BackupPhasePartiallyFailed, BackupPhaseFailedValidation, BackupPhaseDeleting:
-		return BackupGate{Problem: &Problem{Reason: BlockedBackupFailed, Object: "Backup " + name,
+		return BackupGate{Problem: &Problem{Reason: cleanupv1alpha1.BlockedBackupFailed, Object: "Backup " + name,
 			Message: fmt.Sprintf("Velero's Backup %s is %s: nothing is deleted without a complete backup; see velero backup describe %s --details, fix the cause and delete the Backup so that csv-cleaner makes it again", name, phase, name)}}
 	}
 	return BackupGate{Wait: true}
@@ -178,7 +197,7 @@ func VerifyBackup(name string, list map[string][]string, deletions []Deletion) (
 	if first.Namespace != "" {
 		object = first.Kind + " " + first.Namespace + "/" + first.Name
 	}
-	return missing, &Problem{Reason: BlockedBackupIncomplete, Object: object,
+	return missing, &Problem{Reason: cleanupv1alpha1.BlockedBackupIncomplete, Object: object,
 		Message: fmt.Sprintf("Velero's Backup %s completed without %d of the %d objects the uninstall would delete (first: %s): nothing is deleted that no backup holds", name, len(missing), len(deletions), object)}
 }
 

@@ -1,12 +1,15 @@
 package plan
 
 import (
+	"errors"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 )
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -102,10 +105,10 @@ func TestGateOnBackup(t *testing.T) {
 		{phase: BackupPhaseFinalizingPartial, wait: true},
 		{phase: "SomePhaseOfALaterVelero", wait: true},
 		{phase: BackupPhaseCompleted, verify: true},
-		{phase: BackupPhasePartiallyFailed, wantReason: BlockedBackupFailed},
-		{phase: BackupPhaseFailed, wantReason: BlockedBackupFailed},
-		{phase: BackupPhaseFailedValidation, wantReason: BlockedBackupFailed},
-		{phase: BackupPhaseDeleting, wantReason: BlockedBackupFailed},
+		{phase: BackupPhasePartiallyFailed, wantReason: cleanupv1alpha1.BlockedBackupFailed},
+		{phase: BackupPhaseFailed, wantReason: cleanupv1alpha1.BlockedBackupFailed},
+		{phase: BackupPhaseFailedValidation, wantReason: cleanupv1alpha1.BlockedBackupFailed},
+		{phase: BackupPhaseDeleting, wantReason: cleanupv1alpha1.BlockedBackupFailed},
 	}
 	for _, tt := range tests {
 		t.Run(cmpOrEmpty(tt.phase), func(t *testing.T) {
@@ -188,9 +191,46 @@ func TestVerifyBackup(t *testing.T) {
 			switch {
 			case len(tt.wantMissing) == 0 && problem != nil:
 				t.Errorf("VerifyBackup blocks: %s", problem.Message)
-			case len(tt.wantMissing) > 0 && (problem == nil || problem.Reason != BlockedBackupIncomplete):
-				t.Errorf("VerifyBackup = %+v, want it Blocked %s", problem, BlockedBackupIncomplete)
+			case len(tt.wantMissing) > 0 && (problem == nil || problem.Reason != cleanupv1alpha1.BlockedBackupIncomplete):
+				t.Errorf("VerifyBackup = %+v, want it Blocked %s", problem, cleanupv1alpha1.BlockedBackupIncomplete)
 			}
 		})
+	}
+}
+
+func TestDeletionsOf(t *testing.T) {
+	plurals := map[string]string{"example.com/Widget": "widgets", "rbac.authorization.k8s.io/ClusterRole": "clusterroles",
+		"apiextensions.k8s.io/CustomResourceDefinition": "customresourcedefinitions", "/ConfigMap": "configmaps"}
+	plural := func(group, kind string) (string, error) {
+		if p, ok := plurals[group+"/"+kind]; ok {
+			return p, nil
+		}
+		return "", errors.New("no such kind")
+	}
+	items := []Item{
+		{Action: ActionDelete, Kind: "Widget.example.com", Namespace: "a", Name: "w1", Reason: DeleteOwnedOperand},
+		{Action: ActionKeep, Kind: "Widget.example.com", Namespace: "b", Name: "w2", Reason: cleanupv1alpha1.KeepOutsideTargets},
+		{Action: ActionDelete, Kind: "Widget.example.com", Namespace: "a", Name: "w3", Reason: DeleteTerminating},
+		{Action: ActionDelete, Kind: "Widget.example.com", Namespace: "a", Name: "w4", Reason: DeleteRemoveFinalizers},
+		{Action: ActionDelete, Kind: "ClusterRole.rbac.authorization.k8s.io", Name: "r", Reason: DeleteOwnerLabels},
+		{Action: ActionDelete, Kind: CRDKind, Name: "widgets.example.com", Reason: DeleteGarbageCollected},
+		{Action: ActionUpdate, Kind: CRDKind, Name: "widgets.example.com", Reason: UpdateConversionNone},
+		{Action: ActionDelete, Kind: "ConfigMap", Namespace: "a", Name: "c", Reason: DeleteOwnedOperand},
+	}
+	got, err := DeletionsOf(items, plural)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Deletion{
+		{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: "a", Name: "w1"},
+		{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole", Resource: "clusterroles", Name: "r"},
+		{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Resource: "customresourcedefinitions", Name: "widgets.example.com"},
+		{Kind: "ConfigMap", Resource: "configmaps", Namespace: "a", Name: "c"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("DeletionsOf =\n%+v\nwant\n%+v", got, want)
+	}
+	if _, err := DeletionsOf([]Item{{Action: ActionDelete, Kind: "Gadget.example.com", Name: "g", Reason: DeleteOwnedOperand}}, plural); err == nil {
+		t.Error("DeletionsOf named a resource it could not find: want an error, so that the gate blocks")
 	}
 }

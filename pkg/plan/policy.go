@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"time"
@@ -26,6 +27,15 @@ type Settings struct {
 	CRDProvenance  cleanupv1alpha1.Provenance
 	// ConversionWebhooks says whether a failing conversion webhook of a proven CRD is disabled.
 	ConversionWebhooks cleanupv1alpha1.ConversionAction
+	// Backup is the backup that gates every delete; nil when the policy asks for none.
+	Backup *BackupSettings
+}
+
+// BackupSettings are a policy's backup with its defaults applied. Velero
+// is nil when the policy asks for a backup without naming a tool it
+// knows: the gate then blocks, it never goes on without a backup.
+type BackupSettings struct {
+	Velero *cleanupv1alpha1.VeleroBackup
 }
 
 // DefaultOperandTimeout is operandTimeout when a policy leaves it out.
@@ -46,6 +56,14 @@ func SettingsOf(p *cleanupv1alpha1.CleanupPolicy) Settings {
 	}
 	if p.Spec.OperandTimeout != nil {
 		s.OperandTimeout = p.Spec.OperandTimeout.Duration
+	}
+	if b := p.Spec.Backup; b != nil {
+		s.Backup = &BackupSettings{}
+		if b.Velero != nil {
+			v := *b.Velero
+			v.Namespace = cmp.Or(v.Namespace, cleanupv1alpha1.DefaultVeleroNamespace)
+			s.Backup.Velero = &v
+		}
 	}
 	return s
 }

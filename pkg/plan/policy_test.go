@@ -68,3 +68,32 @@ func TestSettingsDefaults(t *testing.T) {
 		t.Errorf("SettingsOf(empty) = %+v, want %+v", s, want)
 	}
 }
+
+func TestBackupSettings(t *testing.T) {
+	tests := []struct {
+		name          string
+		backup        *cleanupv1alpha1.BackupSpec
+		wantBackup    bool
+		wantNamespace string // "" when Velero is nil
+	}{
+		{name: "absent: no backup", backup: nil},
+		{name: "velero, namespace defaulted", backup: &cleanupv1alpha1.BackupSpec{Velero: &cleanupv1alpha1.VeleroBackup{}}, wantBackup: true, wantNamespace: "velero"},
+		{name: "velero in its own namespace", backup: &cleanupv1alpha1.BackupSpec{Velero: &cleanupv1alpha1.VeleroBackup{Namespace: "backups"}}, wantBackup: true, wantNamespace: "backups"},
+		{name: "a backup that names no tool is still asked for", backup: &cleanupv1alpha1.BackupSpec{}, wantBackup: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := SettingsOf(&cleanupv1alpha1.CleanupPolicy{Spec: cleanupv1alpha1.CleanupPolicySpec{Backup: tt.backup}})
+			if (s.Backup != nil) != tt.wantBackup {
+				t.Fatalf("Backup = %+v, want asked for: %v", s.Backup, tt.wantBackup)
+			}
+			got := ""
+			if s.Backup != nil && s.Backup.Velero != nil {
+				got = s.Backup.Velero.Namespace
+			}
+			if got != tt.wantNamespace {
+				t.Errorf("Velero's namespace = %q, want %q", got, tt.wantNamespace)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
@@ -54,6 +55,12 @@ func Table(w io.Writer, d *cleanup.DryRun) error {
 	for _, it := range d.Items {
 		if it.Message != "" {
 			printf("\nNote:\t%s %s %s: %s\n", it.Action, it.Kind, path(it.Namespace, it.Name), it.Message)
+		}
+	}
+	if b := d.Backup; b != nil {
+		printf("\nBackup:\t%s %s: %s\n", b.Tool, cmp.Or(path(b.Namespace, b.Name), "-"), b.Message)
+		if len(b.Resources) > 0 {
+			printf("\t%d objects; namespaces %s; resources %s\n", b.Planned, cmp.Or(strings.Join(b.Namespaces, ","), "-"), strings.Join(b.Resources, ","))
 		}
 	}
 	for _, n := range d.Notes {

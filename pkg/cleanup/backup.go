@@ -1,0 +1,216 @@
+package cleanup
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+)
+
+// How often a pass looks at a Backup that is running: a twentieth of its
+// age so far, so that the wait adds about 5 % to what the backup takes,
+// within these bounds.
+const (
+	backupPollMin = 200 * time.Millisecond
+	backupPollMax = 5 * time.Second
+)
+
+// BackupStep is the backup gate, the first step of every owner's pass
+// when its policy asks for a backup (issue 34): nothing is deleted before
+// a Backup holds every object the uninstall will delete. It makes one
+// Backup per uninstall (plan.BackupName: a restart finds it, never makes a
+// second), of what the owner's plan deletes (plan.BackupScope), waits for
+// it to end (plan.GateOnBackup), then checks its resource list against
+// what the plan deletes then (plan.VerifyBackup). The record keeps the
+// Backup and, once verified, the gate stays open for the rest of the
+// uninstall: every operand a later pass deletes existed when the deletion
+// began (the after-deletion rule keeps the newer ones), so before the
+// Backup was made.
+func (u *Uninstall) BackupStep() Step {
+	return Step{Name: "the backup", Label: "backup", Run: u.gateOnBackup}
+}
+
+// gateOnBackup is one pass of the backup gate; done once the Backup is verified.
+func (u *Uninstall) gateOnBackup(ctx context.Context) (bool, error) {
+	b := u.settings.Backup
+	if b == nil || u.rec.st.Backup != nil && u.rec.st.Backup.Verified {
+		return true, nil
+	}
+	if b.Velero == nil {
+		return false, unavailable("CleanupPolicy "+u.settings.Policy, "CleanupPolicy %s asks for a backup without naming a tool csv-cleaner knows (velero): nothing is deleted without a backup", u.settings.Policy)
+	}
+	v := u.e.veleroOf(b.Velero)
+	name := plan.BackupName(u.kind.Subject.Kind, u.subject.GetNamespace(), u.subject.GetName(), u.subject.GetUID())
+	backup, err := v.backup(ctx, name)
+	if err != nil {
+		return false, err
+	}
+	if backup == nil {
+		return false, u.makeBackup(ctx, v, name)
+	}
+	phase, _, _ := unstructured.NestedString(backup.Object, "status", "phase")
+	items, _, _ := unstructured.NestedInt64(backup.Object, "status", "progress", "itemsBackedUp")
+	st := u.noteBackup(v.namespace, name, phase, items)
+	gate := plan.GateOnBackup(name, phase)
+	switch {
+	case gate.Problem != nil:
+		return false, gate.Problem
+	case gate.Wait:
+		u.waitOnBackup(fmt.Sprintf("Waiting for Velero's Backup %s/%s (%s, %d items so far) before anything is deleted", v.namespace, name, phaseOrNew(phase), items),
+			time.Since(backup.GetCreationTimestamp().Time))
+		return false, nil
+	}
+	list, ready, err := v.resourceList(ctx, backup, time.Now())
+	if err != nil {
+		return false, err
+	}
+	if !ready {
+		u.waitOnBackup(fmt.Sprintf("Waiting for the resource list of Velero's Backup %s/%s before anything is deleted", v.namespace, name), 0)
+		return false, nil
+	}
+	// What the uninstall deletes now: what was deleted meanwhile no longer
+	// needs the backup, and what was created meanwhile it keeps.
+	deletions, err := u.plannedDeletions(ctx)
+	if err != nil {
+		return false, err
+	}
+	if _, problem := plan.VerifyBackup(name, list, deletions); problem != nil {
+		return false, problem
+	}
+	now := metav1.Now()
+	st.Verified, st.Planned, st.VerifiedTime = true, int32(len(deletions)), &now
+	logr.FromContextOrDiscard(ctx).Info("Velero's Backup holds everything the uninstall will delete", "backup", klog.KRef(v.namespace, name), "planned", len(deletions), "items", items)
+	u.Event(corev1.EventTypeNormal, "BackupVerified", "Backup", "Velero's Backup %s/%s holds all %d objects the uninstall will delete (%d items); undo with: %s", v.namespace, name, len(deletions), items, restoreCommand(st))
+	return true, nil
+}
+
+// makeBackup makes the uninstall's Backup of what its plan deletes, once
+// Velero's storage location is Available. An uninstall that deletes
+// nothing needs no Backup: the gate is open.
+func (u *Uninstall) makeBackup(ctx context.Context, v velero, name string) error {
+	deletions, err := u.plannedDeletions(ctx)
+	if err != nil {
+		return err
+	}
+	if len(deletions) == 0 {
+		now := metav1.Now()
+		u.rec.st.Backup = &cleanupv1alpha1.BackupStatus{Tool: cleanupv1alpha1.BackupToolVelero, Namespace: v.namespace, Verified: true, VerifiedTime: &now}
+		return nil
+	}
+	problem, err := v.storageLocation(ctx, u.settings.Backup.Velero.StorageLocation)
+	if err != nil {
+		return err
+	}
+	if problem != nil {
+		return problem
+	}
+	content := plan.BackupScope(deletions)
+	logr.FromContextOrDiscard(ctx).Info("Creating Velero's Backup of what the uninstall will delete", "backup", klog.KRef(v.namespace, name),
+		"planned", len(deletions), "namespaces", len(content.Namespaces), "resources", content.Resources)
+	if err := v.createBackup(ctx, name, u.owner, content, u.settings.Backup.Velero); err != nil {
+		return err
+	}
+	u.noteBackup(v.namespace, name, "", 0)
+	u.Event(corev1.EventTypeNormal, "BackupCreated", "Backup", "Created Velero's Backup %s/%s of the %d objects the uninstall will delete; nothing is deleted before it is complete and verified", v.namespace, name, len(deletions))
+	u.waitOnBackup(fmt.Sprintf("Waiting for Velero's Backup %s/%s (New) before anything is deleted", v.namespace, name), 0)
+	return nil
+}
+
+// plannedDeletions are the objects the owner's uninstall deletes, as its
+// plan says now. A plan that cannot tell them all blocks the gate.
+func (u *Uninstall) plannedDeletions(ctx context.Context) ([]plan.Deletion, error) {
+	d, err := u.owner.Plan(ctx, u.now)
+	if err != nil {
+		return nil, fmt.Errorf("planning what the backup must hold: %w", err)
+	}
+	switch d.Verdict {
+	case VerdictUninstall:
+	case VerdictBlocked:
+		return nil, &plan.Problem{Reason: d.Reason, Object: u.title, Message: d.Message + "; nothing is backed up or deleted before that is fixed"}
+	case VerdictIncomplete:
+		reason := cleanupv1alpha1.BlockedBackupIncomplete
+		var kinds []string
+		for _, unread := range d.Unread {
+			kinds = append(kinds, unread.Kind+" ("+unread.Reason+")")
+			if unread.Reason == ReadFailed {
+				return nil, fmt.Errorf("planning what the backup must hold: %s", unread.Message)
+			}
+			if unread.Reason == cleanupv1alpha1.BlockedForbidden {
+				reason = cleanupv1alpha1.BlockedForbidden
+			}
+		}
+		return nil, &plan.Problem{Reason: reason, Object: u.title,
+			Message: fmt.Sprintf("the uninstall cannot list everything it would delete (%s), so no backup can be shown to hold it: nothing is deleted before one does", strings.Join(kinds, ", "))}
+	default:
+		return nil, fmt.Errorf("planning what the backup must hold: the plan says %s (%s)", d.Verdict, d.Message)
+	}
+	return plan.DeletionsOf(d.Items, pluralOf(u.e.Client.RESTMapper()))
+}
+
+// pluralOf names a kind's resource, as the API server serves it (mapper's).
+func pluralOf(mapper meta.RESTMapper) func(group, kind string) (string, error) {
+	return func(group, kind string) (string, error) {
+		m, err := mapper.RESTMapping(schema.GroupKind{Group: group, Kind: kind})
+		if err != nil {
+			return "", err
+		}
+		return m.Resource.Resource, nil
+	}
+}
+
+// noteBackup keeps in the record the Backup as csv-cleaner last read it.
+// Its items are written when its phase changes, not at every look: a
+// record written at every poll of a running backup would cost more than
+// it tells.
+func (u *Uninstall) noteBackup(namespace, name, phase string, items int64) *cleanupv1alpha1.BackupStatus {
+	st := u.rec.st.Backup
+	if st == nil || st.Name != name || st.Namespace != namespace {
+		st = &cleanupv1alpha1.BackupStatus{Tool: cleanupv1alpha1.BackupToolVelero, Namespace: namespace, Name: name}
+		u.rec.st.Backup = st
+	}
+	if st.Phase != phase {
+		st.Phase, st.Items = phase, int32(min(items, 1<<31-1))
+	}
+	return st
+}
+
+// waitOnBackup says what the pass waits for, and looks again in a
+// twentieth of the time the backup has taken so far.
+func (u *Uninstall) waitOnBackup(msg string, running time.Duration) {
+	u.waitNote = msg
+	u.poll = min(max(running/20, backupPollMin), backupPollMax)
+}
+
+// phaseOrNew is a Backup's phase, New before Velero has set one.
+func phaseOrNew(phase string) string {
+	if phase == "" {
+		return plan.BackupPhaseNew
+	}
+	return phase
+}
+
+// restoreCommand is how a person undoes the uninstall, once its operator is reinstalled.
+func restoreCommand(st *cleanupv1alpha1.BackupStatus) string {
+	return fmt.Sprintf("velero restore create --from-backup %s --namespace %s", st.Name, st.Namespace)
+}
+
+// undoNote is what a Completed record and Event say of the backup that
+// gated the uninstall.
+func undoNote(st *cleanupv1alpha1.UninstallStatus) string {
+	b := st.Backup
+	if b == nil || !b.Verified || b.Name == "" {
+		return ""
+	}
+	return fmt.Sprintf("; Velero's Backup %s/%s holds everything it deleted: to undo, reinstall the operator, then %s", b.Namespace, b.Name, restoreCommand(b))
+}

@@ -1,0 +1,154 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+)
+
+// BackupForeseen is the backup gate as `csv-cleaner plan` foresees it:
+// the Backup the uninstall would make (or has made) of what it deletes,
+// and what would block it.
+type BackupForeseen struct {
+	Tool      string `json:"tool"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name,omitempty"`
+	// Planned is how many objects the Backup must hold.
+	Planned int `json:"planned"`
+	// Namespaces and Resources are what the Backup would include.
+	Namespaces []string `json:"namespaces,omitempty"`
+	Resources  []string `json:"resources,omitempty"`
+	// Phase is the Backup's, when it exists already.
+	Phase string `json:"phase,omitempty"`
+	// Reason and Message say what would block the gate ("" when nothing would).
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message"`
+}
+
+// backupPlan is what Foresee needs of an owner whose policy asks for a backup.
+type backupPlan struct {
+	kind     RecordKind
+	subject  client.Object
+	settings *plan.BackupSettings
+}
+
+// PlanBackup notes that the uninstall's deletes wait for a backup
+// (settings.Backup): Foresee then foresees the backup gate. It reads nothing.
+func (d *DryRun) PlanBackup(kind RecordKind, subject client.Object, settings plan.Settings) {
+	if settings.Backup != nil {
+		d.backupPlan = &backupPlan{kind: kind, subject: subject, settings: settings.Backup}
+	}
+}
+
+// The rights the backup gate uses in Velero's namespace (manifests/velero).
+var backupRights = []struct{ verb, resource string }{
+	{"create", "backups"}, {"get", "backups"},
+	{"create", "downloadrequests"}, {"get", "downloadrequests"},
+	{"get", "backupstoragelocations"}, {"list", "backupstoragelocations"},
+}
+
+// foreseeBackup foresees the backup gate, writing nothing: the Backup the
+// run would make of the plan's deletions, whether Velero is there and its
+// storage location Available (or how far an existing Backup got), and
+// whether csv-cleaner's identities hold the rights it needs in Velero's
+// namespace. What would block the gate blocks the plan's verdict.
+func (d *DryRun) foreseeBackup(ctx context.Context, c client.Client, ids []rbac.Identity) error {
+	b := d.backupPlan
+	deletions, err := plan.DeletionsOf(d.Items, pluralOf(c.RESTMapper()))
+	if err != nil {
+		d.Notes = append(d.Notes, "the backup could not be foreseen: "+err.Error())
+		return nil
+	}
+	step := &BackupForeseen{Tool: cleanupv1alpha1.BackupToolVelero, Planned: len(deletions)}
+	d.Backup = step
+	block := func(p *plan.Problem) {
+		step.Reason, step.Message = p.Reason, p.Message
+		d.problems = append(d.problems, *p)
+		d.accessDenied = true // the gate deletes nothing until it opens
+	}
+	if b.settings.Velero == nil {
+		block(unavailable("CleanupPolicy "+d.Policy, "CleanupPolicy %s asks for a backup without naming a tool csv-cleaner knows (velero)", d.Policy))
+		return nil
+	}
+	if len(deletions) == 0 {
+		step.Message = "nothing would be deleted: no Backup is needed"
+		return nil
+	}
+	v := velero{live: c, namespace: b.settings.Velero.Namespace}
+	content := plan.BackupScope(deletions)
+	step.Namespace, step.Namespaces, step.Resources = v.namespace, content.Namespaces, content.Resources
+	step.Name = plan.BackupName(b.kind.Subject.Kind, b.subject.GetNamespace(), b.subject.GetName(), b.subject.GetUID())
+	step.Message = fmt.Sprintf("a Velero Backup of the %d objects to delete is made and verified before the first delete", len(deletions))
+	if err := d.foreseeVelero(ctx, v, step, block); err != nil {
+		return err
+	}
+	return d.foreseeBackupRights(ctx, c, ids, v.namespace, block)
+}
+
+// foreseeVelero reads the Backup, or else the storage location it would go to.
+func (d *DryRun) foreseeVelero(ctx context.Context, v velero, step *BackupForeseen, block func(*plan.Problem)) error {
+	var problem *plan.Problem
+	backup, err := v.backup(ctx, step.Name)
+	if err == nil && backup == nil {
+		problem, err = v.storageLocation(ctx, d.backupPlan.settings.Velero.StorageLocation)
+	}
+	switch {
+	case errors.As(err, &problem):
+	case apierrors.IsForbidden(err):
+		d.Notes = append(d.Notes, "Velero's objects were not read: "+err.Error())
+		return nil
+	case err != nil:
+		return err
+	case backup != nil:
+		step.Phase, _, _ = unstructured.NestedString(backup.Object, "status", "phase")
+		step.Message = fmt.Sprintf("Velero's Backup %s/%s exists (%s): the run waits for it and verifies it before the first delete", v.namespace, step.Name, phaseOrNew(step.Phase))
+		problem = plan.GateOnBackup(step.Name, step.Phase).Problem
+	}
+	if problem != nil {
+		block(problem)
+	}
+	return nil
+}
+
+// foreseeBackupRights asks whether the identities hold the rights the gate
+// uses in Velero's namespace; a right none of them holds blocks.
+func (d *DryRun) foreseeBackupRights(ctx context.Context, c client.Client, ids []rbac.Identity, namespace string, block func(*plan.Problem)) error {
+	if len(ids) == 0 {
+		return nil // identities() said why in a note
+	}
+	var missing []string
+	for _, r := range backupRights {
+		allowed := false
+		for _, id := range ids {
+			review := rbac.AccessReview(id, authorizationv1.ResourceAttributes{Verb: r.verb, Group: "velero.io", Resource: r.resource, Namespace: namespace})
+			if err := c.Create(ctx, review); err != nil {
+				if apierrors.IsForbidden(err) {
+					d.Notes = append(d.Notes, "csv-cleaner's rights in Velero's namespace were not checked: "+err.Error())
+					return nil
+				}
+				return fmt.Errorf("asking whether %s may %s velero.io/%s in %s: %w", id, r.verb, r.resource, namespace, err)
+			}
+			allowed = allowed || review.Status.Allowed
+		}
+		if !allowed {
+			missing = append(missing, r.verb+" "+r.resource)
+		}
+	}
+	if len(missing) > 0 {
+		p := &plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: "Velero's namespace " + namespace,
+			Message: fmt.Sprintf("csv-cleaner may not %s (velero.io) in namespace %s: apply manifests/velero/role.yaml there (docs/backup.md#rights)", strings.Join(missing, ", "), namespace)}
+		d.Refusals = append(d.Refusals, Foreseen{Kind: "Backup.velero.io", Reason: p.Reason, Object: p.Object, Message: p.Message})
+		block(p)
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package cleanup
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func gzipped(t *testing.T, s string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	z := gzip.NewWriter(&b)
+	if _, err := z.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestDownload reads resource lists as Velero's object storage serves them.
+func TestDownload(t *testing.T) {
+	tests := []struct {
+		name    string
+		status  int
+		body    []byte
+		want    map[string][]string
+		wantErr string
+	}{
+		{name: "gzipped JSON, no Content-Encoding", status: http.StatusOK,
+			body: gzipped(t, `{"example.com/v1/Widget":["a/w1","b/w2"],"rbac.authorization.k8s.io/v1/ClusterRole":["r"]}`),
+			want: map[string][]string{"example.com/v1/Widget": {"a/w1", "b/w2"}, "rbac.authorization.k8s.io/v1/ClusterRole": {"r"}}},
+		{name: "not gzip", status: http.StatusOK, body: []byte(`{"v1/ConfigMap":["a/c"]}`), wantErr: "not gzip"},
+		{name: "not a list", status: http.StatusOK, body: gzipped(t, `["a/w1"]`), wantErr: "reading the resource list"},
+		{name: "cut short", status: http.StatusOK, body: gzipped(t, `{"example.com/v1/Widget":["a/w1"`), wantErr: "cut short"},
+		{name: "expired URL", status: http.StatusForbidden, body: []byte("Request has expired"), wantErr: "403"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/octet-stream")
+				w.WriteHeader(tt.status)
+				_, _ = w.Write(tt.body)
+			}))
+			defer srv.Close()
+			got, err := download(context.Background(), srv.Client(), srv.URL+"/list")
+			switch {
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("download = %v, %v; want an error with %q", got, err, tt.wantErr)
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("download: %v", err)
+			case tt.wantErr == "" && !reflect.DeepEqual(got, tt.want):
+				t.Errorf("download = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

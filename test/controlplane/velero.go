@@ -1,0 +1,44 @@
+package controlplane
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// VeleroModule is Velero's module, pinned by the helper module that builds
+// its server (hack/control-plane/velero, make backup-tools).
+const VeleroModule = "github.com/vmware-tanzu/velero"
+
+// VeleroReleaseDir is that helper module.
+const VeleroReleaseDir = "hack/control-plane/velero"
+
+// VeleroCRDs are the paths of Velero's velero.io/v1 CRDs (Backup,
+// DownloadRequest, BackupStorageLocation, Restore and the rest) from the
+// module the helper pins, downloaded once into the module cache.
+func VeleroCRDs() ([]string, error) {
+	cmd := exec.Command("go", "mod", "download", "-json", VeleroModule)
+	cmd.Dir = filepath.Join(RepoRoot(), VeleroReleaseDir)
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("downloading the module %s: %w", VeleroModule, err)
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		return nil, fmt.Errorf("reading where the module %s is: %w (%s)", VeleroModule, err, out)
+	}
+	dir := filepath.Join(mod.Dir, "config", "crd", "v1", "bases")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the CRDs of the module %s: %w", VeleroModule, err)
+	}
+	var paths []string
+	for _, e := range entries {
+		if filepath.Ext(e.Name()) == ".yaml" {
+			paths = append(paths, filepath.Join(dir, e.Name()))
+		}
+	}
+	return paths, nil
+}

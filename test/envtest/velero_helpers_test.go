@@ -1,0 +1,262 @@
+package envtest_test
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
+	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
+)
+
+var (
+	backupGVK          = schema.GroupVersionKind{Group: "velero.io", Version: "v1", Kind: "Backup"}
+	downloadRequestGVK = schema.GroupVersionKind{Group: "velero.io", Version: "v1", Kind: "DownloadRequest"}
+	storageLocationGVK = schema.GroupVersionKind{Group: "velero.io", Version: "v1", Kind: "BackupStorageLocation"}
+)
+
+// veleroInstalled: Velero's CRDs are in the suite's control plane.
+var veleroInstalled bool
+
+// installVeleroCRDs installs Velero's CRDs (velero.io/v1) into the suite's
+// control plane, as installing Velero does; they stay for the suite.
+func installVeleroCRDs() {
+	GinkgoHelper()
+	if veleroInstalled {
+		return
+	}
+	paths, err := controlplane.VeleroCRDs()
+	Expect(err).NotTo(HaveOccurred())
+	_, err = envtest.InstallCRDs(cp.Config, envtest.CRDInstallOptions{Paths: paths})
+	Expect(err).NotTo(HaveOccurred())
+	veleroInstalled = true
+}
+
+// fakeVelero plays Velero's server in one namespace, driven by the spec:
+// it takes each new Backup as Velero would (the objects of its
+// includedResources in its includedNamespaces, every cluster-scoped one
+// with includeClusterResources, and the CRD of each custom resource it
+// holds), ends it in the phase the spec says, and answers each
+// DownloadRequest of a BackupResourceList with a URL on 127.0.0.1 that
+// serves the list gzipped, as Velero's object storage does.
+type fakeVelero struct {
+	namespace string
+	server    *httptest.Server
+
+	mu sync.Mutex
+	// outcome is the phase a Backup ends in; "" holds it InProgress.
+	outcome string
+	// leaveOut is a "namespace/name" (or "name") the lists leave out.
+	leaveOut string
+	lists    map[string]map[string][]string
+}
+
+// startFakeVelero installs Velero's CRDs unless they are, and starts it in
+// namespace, with a default BackupStorageLocation whose phase is location,
+// until the spec ends.
+func startFakeVelero(ctx context.Context, namespace, location string) *fakeVelero {
+	GinkgoHelper()
+	installVeleroCRDs()
+	v := &fakeVelero{namespace: namespace, outcome: "Completed", lists: map[string]map[string][]string{}}
+	v.server = httptest.NewServer(http.HandlerFunc(v.serveList))
+	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, fixtures.Namespace(namespace)))).To(Succeed())
+	bsl := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"provider": "aws", "default": true, "objectStorage": map[string]any{"bucket": "backups"}}}}
+	bsl.SetGroupVersionKind(storageLocationGVK)
+	bsl.SetNamespace(namespace)
+	bsl.SetName("default")
+	Expect(k8s.Create(ctx, bsl)).To(Succeed())
+	v.setLocation(ctx, location)
+	run, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		for run.Err() == nil {
+			v.pass(run)
+			select {
+			case <-run.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	DeferCleanup(func() {
+		stop()
+		<-done
+		v.server.Close()
+	})
+	return v
+}
+
+// setLocation sets the default BackupStorageLocation's phase.
+func (v *fakeVelero) setLocation(ctx context.Context, phase string) {
+	GinkgoHelper()
+	bsl := &unstructured.Unstructured{}
+	bsl.SetGroupVersionKind(storageLocationGVK)
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: v.namespace, Name: "default"}, bsl)).To(Succeed())
+	Expect(unstructured.SetNestedField(bsl.Object, phase, "status", "phase")).To(Succeed())
+	Expect(k8s.Update(ctx, bsl)).To(Succeed()) // Velero's CRDs have no status subresource
+}
+
+// endIn makes the Backups end in phase from now on ("" holds them InProgress).
+func (v *fakeVelero) endIn(phase string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.outcome = phase
+}
+
+// leave makes the resource lists leave out an object ("namespace/name").
+func (v *fakeVelero) leave(object string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.leaveOut = object
+}
+
+// backups are the Backups in Velero's namespace.
+func (v *fakeVelero) backups(ctx context.Context) []unstructured.Unstructured {
+	GinkgoHelper()
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(backupGVK.GroupVersion().WithKind("BackupList"))
+	Expect(k8s.List(ctx, list, client.InNamespace(v.namespace))).To(Succeed())
+	return list.Items
+}
+
+// list is the resource list Velero made of the Backup called name.
+func (v *fakeVelero) list(name string) map[string][]string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.lists[name]
+}
+
+// pass moves each Backup and DownloadRequest on, once.
+func (v *fakeVelero) pass(ctx context.Context) {
+	backups := &unstructured.UnstructuredList{}
+	backups.SetGroupVersionKind(backupGVK.GroupVersion().WithKind("BackupList"))
+	if err := k8s.List(ctx, backups, client.InNamespace(v.namespace)); err != nil {
+		return
+	}
+	v.mu.Lock()
+	outcome, leaveOut := v.outcome, v.leaveOut
+	v.mu.Unlock()
+	for i := range backups.Items {
+		b := &backups.Items[i]
+		phase, _, _ := unstructured.NestedString(b.Object, "status", "phase")
+		switch {
+		case phase != "" && phase != "New" && phase != "InProgress":
+			continue
+		case outcome == "":
+			if phase == "" {
+				_ = unstructured.SetNestedField(b.Object, "InProgress", "status", "phase")
+				_ = k8s.Update(ctx, b)
+			}
+			continue
+		}
+		list, items := v.take(ctx, b, leaveOut)
+		v.mu.Lock()
+		v.lists[b.GetName()] = list
+		v.mu.Unlock()
+		_ = unstructured.SetNestedField(b.Object, outcome, "status", "phase")
+		_ = unstructured.SetNestedField(b.Object, int64(items), "status", "progress", "itemsBackedUp")
+		_ = unstructured.SetNestedField(b.Object, int64(items), "status", "progress", "totalItems")
+		_ = k8s.Update(ctx, b)
+	}
+	requests := &unstructured.UnstructuredList{}
+	requests.SetGroupVersionKind(downloadRequestGVK.GroupVersion().WithKind("DownloadRequestList"))
+	if err := k8s.List(ctx, requests, client.InNamespace(v.namespace)); err != nil {
+		return
+	}
+	for i := range requests.Items {
+		r := &requests.Items[i]
+		if phase, _, _ := unstructured.NestedString(r.Object, "status", "phase"); phase != "" {
+			continue
+		}
+		target, _, _ := unstructured.NestedString(r.Object, "spec", "target", "name")
+		_ = unstructured.SetNestedField(r.Object, "Processed", "status", "phase")
+		_ = unstructured.SetNestedField(r.Object, v.server.URL+"/"+target, "status", "downloadURL")
+		_ = unstructured.SetNestedField(r.Object, time.Now().Add(10*time.Minute).UTC().Format(time.RFC3339), "status", "expiration")
+		_ = k8s.Update(ctx, r)
+	}
+}
+
+// take backs up what the Backup includes, as Velero does, into a resource list.
+func (v *fakeVelero) take(ctx context.Context, b *unstructured.Unstructured, leaveOut string) (map[string][]string, int) {
+	resources, _, _ := unstructured.NestedStringSlice(b.Object, "spec", "includedResources")
+	namespaces, _, _ := unstructured.NestedStringSlice(b.Object, "spec", "includedNamespaces")
+	clusterToo, _, _ := unstructured.NestedBool(b.Object, "spec", "includeClusterResources")
+	list, items := map[string][]string{}, 0
+	add := func(key, object string) {
+		if object != leaveOut && !slices.Contains(list[key], object) {
+			list[key] = append(list[key], object)
+			items++
+		}
+	}
+	for _, r := range resources {
+		plural, group, _ := strings.Cut(r, ".")
+		gvk, err := k8s.RESTMapper().KindFor(schema.GroupVersionResource{Group: group, Resource: plural})
+		if err != nil {
+			continue
+		}
+		objects := &metav1.PartialObjectMetadataList{}
+		objects.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := k8s.List(ctx, objects); err != nil {
+			continue
+		}
+		key := gvk.GroupVersion().String() + "/" + gvk.Kind
+		for _, o := range objects.Items {
+			switch {
+			case o.Namespace == "" && !clusterToo:
+			case o.Namespace != "" && len(namespaces) > 0 && !slices.Contains(namespaces, o.Namespace):
+			case o.Namespace == "":
+				add(key, o.Name)
+			default:
+				add(key, o.Namespace+"/"+o.Name)
+				if group != "" && !strings.HasSuffix(group, ".k8s.io") {
+					add("apiextensions.k8s.io/v1/CustomResourceDefinition", r)
+				}
+			}
+		}
+	}
+	return list, items
+}
+
+// serveList serves a Backup's resource list as Velero's object storage
+// does: gzipped JSON, without a Content-Encoding.
+func (v *fakeVelero) serveList(w http.ResponseWriter, r *http.Request) {
+	list := v.list(strings.TrimPrefix(r.URL.Path, "/"))
+	if list == nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	z := gzip.NewWriter(w)
+	_ = json.NewEncoder(z).Encode(list)
+	_ = z.Close()
+}
+
+// deleteBackup deletes a Backup, as `velero backup delete` ends up doing.
+func (v *fakeVelero) deleteBackup(ctx context.Context, name string) {
+	GinkgoHelper()
+	b := &unstructured.Unstructured{}
+	b.SetGroupVersionKind(backupGVK)
+	b.SetNamespace(v.namespace)
+	b.SetName(name)
+	Expect(client.IgnoreNotFound(k8s.Delete(ctx, b))).To(Succeed())
+	Eventually(func(ctx context.Context) bool {
+		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(b), b))
+	}).WithContext(ctx).Should(BeTrue())
+}
