@@ -80,7 +80,7 @@ verify-generated: controller-gen kustomize $(OPM) ## Fail when a generated file 
 	if [ $$stale = 1 ]; then echo "generated files were out of date and are now regenerated: review and commit them"; exit 1; fi
 
 .PHONY: test
-test: verify-generated vet control-plane e2e-tools bench-tools ## Run the unit tests, the envtest suite and the end-to-end suite.
+test: verify-generated vet control-plane e2e-tools bench-tools backup-tools ## Run the unit tests, the envtest suite and the end-to-end suite.
 	go test ./... -count=1
 	$(MAKE) --no-print-directory test-e2e
 
@@ -89,7 +89,7 @@ test-unit: ## Run the pure and unit tests (pkg/plan's decisions, the API, the he
 	go test ./api/... ./pkg/... ./cmd/... ./hack/... -count=1
 
 .PHONY: test-e2e
-test-e2e: e2e-tools ## Run the end-to-end suite on the local cluster with real OLM (or on E2E_KUBECONFIG's cluster).
+test-e2e: e2e-tools backup-tools ## Run the end-to-end suite on the local cluster with real OLM and real Velero (or on E2E_KUBECONFIG's cluster).
 	go test -tags e2e ./test/e2e/... -count=1 -timeout 30m
 
 .PHONY: bench
@@ -118,7 +118,7 @@ $(BENCH_TOOLS): | hack/control-plane/build.sh
 	hack/control-plane/build.sh $(LOCALBIN) $(notdir $@)
 
 .PHONY: backup-tools
-backup-tools: $(BACKUP_TOOLS) ## Build Velero (v1.18.3), its AWS plugin (v1.14.3) and versitygw (v1.8.0) into bin/ (once), for the backup gate's end-to-end test, which is still to come (issue 34): make test does not build them yet.
+backup-tools: $(BACKUP_TOOLS) ## Build Velero (v1.18.3), its AWS plugin (v1.14.3) and versitygw (v1.8.0) into bin/ (once), for the backup gate's end-to-end test.
 
 $(BACKUP_TOOLS): | hack/control-plane/build.sh
 	@mkdir -p $(LOCALBIN)

@@ -24,6 +24,8 @@ import (
 const (
 	backupPollMin = 200 * time.Millisecond
 	backupPollMax = 5 * time.Second
+	// verifiedPass is how soon the pass after the verification comes.
+	verifiedPass = 10 * time.Millisecond
 )
 
 // BackupStep is the backup gate, the first step of every owner's pass
@@ -33,8 +35,8 @@ const (
 // second), of what the owner's plan deletes (plan.BackupScope), waits for
 // it to end (plan.GateOnBackup), then checks its resource list against
 // what the plan deletes then (plan.VerifyBackup). The record keeps the
-// Backup and, once verified, the gate stays open for the rest of the
-// uninstall: every operand a later pass deletes existed when the deletion
+// Backup and, once verified (written before the next pass deletes
+// anything), the gate stays open for the rest of the uninstall: every operand a later pass deletes existed when the deletion
 // began (the after-deletion rule keeps the newer ones), so before the
 // Backup was made.
 func (u *Uninstall) BackupStep() Step {
@@ -57,7 +59,7 @@ func (u *Uninstall) gateOnBackup(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	if backup == nil {
-		return false, u.makeBackup(ctx, v, name)
+		return u.makeBackup(ctx, v, name)
 	}
 	phase, _, _ := unstructured.NestedString(backup.Object, "status", "phase")
 	items, _, _ := unstructured.NestedInt64(backup.Object, "status", "progress", "itemsBackedUp")
@@ -92,39 +94,45 @@ func (u *Uninstall) gateOnBackup(ctx context.Context) (bool, error) {
 	st.Verified, st.Planned, st.VerifiedTime = true, int32(len(deletions)), &now
 	logr.FromContextOrDiscard(ctx).Info("Velero's Backup holds everything the uninstall will delete", "backup", klog.KRef(v.namespace, name), "planned", len(deletions), "items", items)
 	u.Event(corev1.EventTypeNormal, "BackupVerified", "Backup", "Velero's Backup %s/%s holds all %d objects the uninstall will delete (%d items); undo with: %s", v.namespace, name, len(deletions), items, restoreCommand(st))
-	return true, nil
+	if u.rec.obj == nil {
+		return true, nil // no record can say so (its namespace is terminating): the deletes begin now
+	}
+	// The record says so before the first delete: the deletes begin in the
+	// next pass, at once, once this one has written it.
+	u.waitNote, u.poll = fmt.Sprintf("Velero's Backup %s/%s holds all %d objects the uninstall will delete: deleting them", v.namespace, name, len(deletions)), verifiedPass
+	return false, nil
 }
 
 // makeBackup makes the uninstall's Backup of what its plan deletes, once
-// Velero's storage location is Available. An uninstall that deletes
-// nothing needs no Backup: the gate is open.
-func (u *Uninstall) makeBackup(ctx context.Context, v velero, name string) error {
+// Velero's storage location is Available, and waits for it. An uninstall
+// that deletes nothing needs no Backup: the gate is open (done).
+func (u *Uninstall) makeBackup(ctx context.Context, v velero, name string) (done bool, _ error) {
 	deletions, err := u.plannedDeletions(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if len(deletions) == 0 {
 		now := metav1.Now()
 		u.rec.st.Backup = &cleanupv1alpha1.BackupStatus{Tool: cleanupv1alpha1.BackupToolVelero, Namespace: v.namespace, Verified: true, VerifiedTime: &now}
-		return nil
+		return true, nil
 	}
 	problem, err := v.storageLocation(ctx, u.settings.Backup.Velero.StorageLocation)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if problem != nil {
-		return problem
+		return false, problem
 	}
 	content := plan.BackupScope(deletions)
 	logr.FromContextOrDiscard(ctx).Info("Creating Velero's Backup of what the uninstall will delete", "backup", klog.KRef(v.namespace, name),
 		"planned", len(deletions), "namespaces", len(content.Namespaces), "resources", content.Resources)
 	if err := v.createBackup(ctx, name, u.owner, content, u.settings.Backup.Velero); err != nil {
-		return err
+		return false, err
 	}
 	u.noteBackup(v.namespace, name, "", 0)
 	u.Event(corev1.EventTypeNormal, "BackupCreated", "Backup", "Created Velero's Backup %s/%s of the %d objects the uninstall will delete; nothing is deleted before it is complete and verified", v.namespace, name, len(deletions))
 	u.waitOnBackup(fmt.Sprintf("Waiting for Velero's Backup %s/%s (New) before anything is deleted", v.namespace, name), 0)
-	return nil
+	return false, nil
 }
 
 // plannedDeletions are the objects the owner's uninstall deletes, as its

@@ -85,9 +85,7 @@ func PlanUninstall(ctx context.Context, reader client.Reader, key types.Namespac
 			return nil, err
 		}
 		for _, obj := range owned {
-			it := plan.ClusterObjectFate(settings, rbac.KindName(gvk), rbac.IsWebhook(gvk))
-			it.Name = obj.Name
-			out.Items = append(out.Items, it)
+			out.Items = append(out.Items, plan.ClusterObjectItem(settings, rbac.KindName(gvk), rbac.IsWebhook(gvk), obj.Name, !obj.DeletionTimestamp.IsZero()))
 		}
 	}
 	for _, s := range operands.Scopes {

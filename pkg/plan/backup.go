@@ -198,7 +198,7 @@ func VerifyBackup(name string, list map[string][]string, deletions []Deletion) (
 		object = first.Kind + " " + first.Namespace + "/" + first.Name
 	}
 	return missing, &Problem{Reason: cleanupv1alpha1.BlockedBackupIncomplete, Object: object,
-		Message: fmt.Sprintf("Velero's Backup %s completed without %d of the %d objects the uninstall would delete (first: %s): nothing is deleted that no backup holds", name, len(missing), len(deletions), object)}
+		Message: fmt.Sprintf("Velero's Backup %s completed without %d of the %d objects the uninstall would delete (first: %s): nothing is deleted that no backup holds; Velero backs up no object of a kind its discovery (refreshed every 5 minutes) does not know yet: see velero backup describe %s --details, and delete the Backup once the cause is gone so that csv-cleaner makes it again", name, len(missing), len(deletions), object, name)}
 }
 
 // groupKindOf reads the group and kind of a resource list's key.

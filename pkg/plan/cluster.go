@@ -15,3 +15,18 @@ func ClusterObjectFate(s Settings, kind string, webhook bool) Item {
 	}
 	return Item{Action: ActionDelete, Kind: kind, Reason: DeleteOwnerLabels}
 }
+
+// ClusterObjectItem is the item of one such object, called name: with
+// Delete, one already being deleted (OLM's own finalizer deletes the CSV's
+// cluster RBAC the moment the CSV is deleted; the RBAC hold keeps it in
+// force) is AlreadyTerminating, not the uninstall's deletion: the uninstall
+// only waits for it, and a backup neither needs nor gets it (Velero skips
+// objects being deleted).
+func ClusterObjectItem(s Settings, kind string, webhook bool, name string, deleting bool) Item {
+	it := ClusterObjectFate(s, kind, webhook)
+	it.Name = name
+	if deleting && it.Action == ActionDelete {
+		it.Reason, it.Message = DeleteTerminating, "already being deleted (OLM deletes the CSV's cluster RBAC with it); the uninstall waits for it to go"
+	}
+	return it
+}

@@ -184,3 +184,26 @@ func TestTimeout(t *testing.T) {
 		t.Errorf("after: %q, want %q", after.Then(), want)
 	}
 }
+
+func TestClusterObjectItem(t *testing.T) {
+	s := Settings{ClusterRBAC: cleanupv1alpha1.Delete, Webhooks: cleanupv1alpha1.Orphan}
+	tests := []struct {
+		name       string
+		webhook    bool
+		deleting   bool
+		wantAction string
+		wantReason string
+	}{
+		{name: "owned, in place: the uninstall deletes it", wantAction: ActionDelete, wantReason: DeleteOwnerLabels},
+		{name: "owned, already being deleted: the uninstall waits for it", deleting: true, wantAction: ActionDelete, wantReason: DeleteTerminating},
+		{name: "kept by the policy, deleting or not", webhook: true, deleting: true, wantAction: ActionKeep, wantReason: cleanupv1alpha1.KeepPolicyOrphan},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ClusterObjectItem(s, "ClusterRole.rbac.authorization.k8s.io", tt.webhook, "r", tt.deleting)
+			if got.Action != tt.wantAction || got.Reason != tt.wantReason || got.Name != "r" {
+				t.Errorf("ClusterObjectItem = %+v, want %s %s", got, tt.wantAction, tt.wantReason)
+			}
+		})
+	}
+}

@@ -59,6 +59,12 @@ func (c *Cluster) Subscribe(ctx context.Context, s Subscription) error {
 	if err := c.Client.Create(ctx, s.OperatorGroup()); err != nil {
 		return fmt.Errorf("creating the OperatorGroup of %s: %w", s.Namespace, err)
 	}
+	return c.Resubscribe(ctx, s)
+}
+
+// Resubscribe creates the Subscription again, in a namespace whose
+// OperatorGroup stayed: a reinstall after an uninstall.
+func (c *Cluster) Resubscribe(ctx context.Context, s Subscription) error {
 	sub := &operatorsv1alpha1.Subscription{
 		ObjectMeta: metav1.ObjectMeta{Name: s.Package.Name, Namespace: s.Namespace},
 		Spec: &operatorsv1alpha1.SubscriptionSpec{

@@ -15,9 +15,10 @@ const VeleroModule = "github.com/vmware-tanzu/velero"
 // VeleroReleaseDir is that helper module.
 const VeleroReleaseDir = "hack/control-plane/velero"
 
-// VeleroCRDs are the paths of Velero's velero.io/v1 CRDs (Backup,
-// DownloadRequest, BackupStorageLocation, Restore and the rest) from the
-// module the helper pins, downloaded once into the module cache.
+// VeleroCRDs are the paths of Velero's CRDs (velero.io/v1: Backup,
+// DownloadRequest, BackupStorageLocation, Restore and the rest; and
+// v2alpha1, without which its server does not start) from the module the
+// helper pins, downloaded once into the module cache.
 func VeleroCRDs() ([]string, error) {
 	cmd := exec.Command("go", "mod", "download", "-json", VeleroModule)
 	cmd.Dir = filepath.Join(RepoRoot(), VeleroReleaseDir)
@@ -29,15 +30,17 @@ func VeleroCRDs() ([]string, error) {
 	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
 		return nil, fmt.Errorf("reading where the module %s is: %w (%s)", VeleroModule, err, out)
 	}
-	dir := filepath.Join(mod.Dir, "config", "crd", "v1", "bases")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("reading the CRDs of the module %s: %w", VeleroModule, err)
-	}
 	var paths []string
-	for _, e := range entries {
-		if filepath.Ext(e.Name()) == ".yaml" {
-			paths = append(paths, filepath.Join(dir, e.Name()))
+	for _, version := range []string{"v1", "v2alpha1"} {
+		dir := filepath.Join(mod.Dir, "config", "crd", version, "bases")
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("reading the CRDs of the module %s: %w", VeleroModule, err)
+		}
+		for _, e := range entries {
+			if filepath.Ext(e.Name()) == ".yaml" {
+				paths = append(paths, filepath.Join(dir, e.Name()))
+			}
 		}
 	}
 	return paths, nil

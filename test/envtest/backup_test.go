@@ -166,6 +166,22 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
 	})
 
+	It("makes no Backup when the uninstall deletes nothing, and completes", func(ctx SpecContext) {
+		s := newScenario("bknone")
+		s.createPolicy(ctx, backupTo("velero-none"), func(p *cleanupv1alpha1.CleanupPolicySpec) {
+			p.Operands, p.ClusterRBAC, p.Webhooks = cleanupv1alpha1.Orphan, cleanupv1alpha1.Orphan, cleanupv1alpha1.Orphan
+		})
+		v := startFakeVelero(ctx, "velero-none", "Available")
+		s.installWithOperand(ctx)
+		s.uninstall(ctx)
+		Expect(s.remaining(ctx)).To(ContainElements("Widget "+s.ns("a")+"/w1", "ClusterRole "+s.id+"-role"))
+		Expect(v.backups(ctx)).To(BeEmpty())
+		rec := s.record(ctx)
+		Expect(rec.Status.Phase).To(Equal(cleanupv1alpha1.PhaseCompleted))
+		Expect(rec.Status.Backup).To(HaveValue(And(HaveField("Verified", true), HaveField("Name", ""), HaveField("Planned", BeZero()))))
+		Expect(rec.Status.Message).NotTo(ContainSubstring("velero restore"))
+	})
+
 	It("makes one Backup across a restart while it runs, and keeps an operand created meanwhile", func(ctx SpecContext) {
 		s := newScenario("bkrestart")
 		s.createPolicy(ctx, backupTo("velero-restart"))
