@@ -43,6 +43,7 @@ func olmv1Package(name string) fixtures.Package {
 var (
 	v1Deleted  = olmv1Package("v1-deleted")
 	v1Orphaned = olmv1Package("v1-orphaned")
+	v1BackedUp = olmv1Package("v1-backed-up")
 )
 
 // extInstall is one install of an OLM v1 package as a ClusterExtension of
@@ -362,7 +363,7 @@ var _ = Describe("OLM v1: a ClusterExtension's uninstall, with real operator-con
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(olm.Stop)
 		var pkgs []fixtures.Package
-		for _, p := range []fixtures.Package{v1Deleted, v1Orphaned} {
+		for _, p := range []fixtures.Package{v1Deleted, v1Orphaned, v1BackedUp} {
 			p.NodeName = kc.NodeName
 			pkgs = append(pkgs, p)
 		}
@@ -456,5 +457,50 @@ var _ = Describe("OLM v1: a ClusterExtension's uninstall, with real operator-con
 		rec, err := e.record(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rec.Status.Phase).To(Equal(cleanupv1alpha1.PhaseCompleted), "record %+v", rec.Status)
+	})
+
+	It("backs up a ClusterExtension's uninstall with real Velero (crds: Delete): the restore brings the CRD and every resource back with its spec", func(ctx SpecContext) {
+		e := &extInstall{pkg: v1BackedUp}
+		e.install(ctx, func(s *cleanupv1alpha1.CleanupPolicySpec) {
+			s.CRDs = cleanupv1alpha1.Delete
+			withVelero(s)
+		})
+		e.startOperator()
+		specs := map[string]map[string]any{}
+		for i, ns := range []string{e.ns("a"), e.ns("b")} {
+			w := fixtures.Operand(e.crd(), ns, "db")
+			spec := map[string]any{"replicas": int64(i + 1), "storage": fmt.Sprintf("%dGi", 5*(i+1))}
+			w.Object["spec"] = spec
+			Expect(kc.Client.Create(ctx, w)).To(Succeed())
+			e.lastWidget = w.GetCreationTimestamp()
+			specs[ns+"/db"] = spec
+		}
+		velero := startVelero(ctx)
+
+		e.delete(ctx)
+		Eventually(func(ctx context.Context) (map[string]bool, error) { return e.snapshot(ctx) }).
+			WithContext(ctx).WithTimeout(2*time.Minute).Should(BeEmpty(), "everything of the install is removed, the CRD with it")
+		rec, err := e.record(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rec.Status.Phase).To(Equal(cleanupv1alpha1.PhaseCompleted), "record %+v", rec.Status)
+		Expect(rec.Status.Backup).NotTo(BeNil())
+		st := *rec.Status.Backup
+		// the two resources, and the CRD the garbage collector deletes with the extension
+		Expect(st).To(And(HaveField("Verified", true), HaveField("Phase", "Completed"), HaveField("Planned", BeEquivalentTo(3))))
+		Expect(rec.Status.Message).To(ContainSubstring("velero restore create --from-backup " + st.Name))
+
+		By("restoring the Backup: the CRD comes back, then every resource with its spec")
+		began := time.Now()
+		phase, err := velero.Restore(ctx, st.Name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(phase).To(Equal("Completed"))
+		AddReportEntry("Velero's Restore of a ClusterExtension's uninstall", fmt.Sprintf("%s: %s in %s", st.Name, phase, time.Since(began).Round(time.Millisecond)))
+		Expect(kc.Client.Get(ctx, client.ObjectKey{Name: e.crd().Name()}, &apiextensionsv1.CustomResourceDefinition{})).To(Succeed())
+		for key, spec := range specs {
+			ns, name, _ := strings.Cut(key, "/")
+			w := fixtures.Operand(e.crd(), ns, name)
+			Eventually(func(ctx context.Context) error { return kc.Client.Get(ctx, client.ObjectKeyFromObject(w), w) }).WithContext(ctx).Should(Succeed(), "%s is back", key)
+			Expect(w.Object["spec"]).To(Equal(spec), "%s has its spec back", key)
+		}
 	})
 })
