@@ -20,10 +20,12 @@ import (
 
 // How often a pass looks at a Backup that is running: a twentieth of its
 // age so far, so that the wait adds about 5 % to what the backup takes,
-// within these bounds.
+// within these bounds; a DownloadRequest, which Velero answers at once, at
+// downloadPoll.
 const (
-	backupPollMin = 200 * time.Millisecond
+	backupPollMin = 100 * time.Millisecond
 	backupPollMax = 5 * time.Second
+	downloadPoll  = 50 * time.Millisecond
 	// verifiedPass is how soon the pass after the verification comes.
 	verifiedPass = 10 * time.Millisecond
 )
@@ -78,7 +80,7 @@ func (u *Uninstall) gateOnBackup(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	if !ready {
-		u.waitOnBackup(fmt.Sprintf("Waiting for the resource list of Velero's Backup %s/%s before anything is deleted", v.namespace, name), 0)
+		u.waitNote, u.poll = fmt.Sprintf("Waiting for the resource list of Velero's Backup %s/%s before anything is deleted", v.namespace, name), downloadPoll
 		return false, nil
 	}
 	// What the uninstall deletes now: what was deleted meanwhile no longer

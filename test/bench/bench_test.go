@@ -86,6 +86,15 @@ func TestBench(t *testing.T) {
 		report.Extension = &x
 	}
 
+	if scale.Backup > 0 && only("backup") {
+		b, err := e.MeasureBackup(ctx, scale.Backup)
+		if err != nil {
+			t.Fatalf("backup gate, %d resources: %v", scale.Backup, err)
+		}
+		t.Logf("Backup gate with %d resources: uninstall %s, per-object floor %s, Velero's own backup %s (%d items), ratio to the two %.2f", b.Operands, b.Uninstall, b.Floor, b.Velero, b.Items, b.Ratio())
+		report.Backup = &b
+	}
+
 	if scale.OutageOperands > 0 && only("outage") {
 		o, err := e.MeasureOutage(ctx, scale.OutageOperands, scale.OutageDown)
 		if err != nil {

@@ -36,6 +36,8 @@ type Report struct {
 	Extension *Throughput `json:",omitempty"`
 	// Exact is the cost of a LIST at an exact earlier revision (the deletion's second).
 	Exact *ExactList `json:",omitempty"`
+	// Backup is the backup gate's cost, with real Velero.
+	Backup *Backup `json:",omitempty"`
 }
 
 func defaultQPS() [2]float64 { return [2]float64{cleanup.DefaultQPS, cleanup.DefaultBurst} }
@@ -76,6 +78,15 @@ func (r Report) Figures() [][2]any {
 			[2]any{"extension_uninstall_seconds_" + size(t.Operands), round(t.Uninstall.Seconds(), 2)},
 			[2]any{"extension_floor_seconds_" + size(t.Operands), round(t.Floor.Seconds(), 2)},
 			[2]any{"extension_peak_inflight_requests_" + size(t.Operands), t.PeakInflight},
+		)
+	}
+	if b := r.Backup; b != nil {
+		out = append(out,
+			[2]any{"backup_gate_ratio_" + size(b.Operands), round(b.Ratio(), 2)},
+			[2]any{"backup_gate_uninstall_seconds_" + size(b.Operands), round(b.Uninstall.Seconds(), 2)},
+			[2]any{"backup_gate_floor_seconds_" + size(b.Operands), round(b.Floor.Seconds(), 2)},
+			[2]any{"velero_backup_seconds_" + size(b.Operands), round(b.Velero.Seconds(), 2)},
+			[2]any{"velero_backup_items_" + size(b.Operands), b.Items},
 		)
 	}
 	if x := r.Exact; x != nil {

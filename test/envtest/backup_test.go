@@ -1,10 +1,7 @@
 package envtest_test
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -12,7 +9,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
@@ -20,7 +16,6 @@ import (
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
-	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
@@ -43,12 +38,8 @@ func (s *scenario) backupName(ctx context.Context) string {
 // file's is velero), for the rest of the spec.
 func applyVeleroRole(ctx context.Context, namespace string) {
 	GinkgoHelper()
-	raw, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "manifests", "velero", "role.yaml"))
+	role, binding, err := fixtures.ShippedVeleroRole()
 	Expect(err).NotTo(HaveOccurred())
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	role, binding := &rbacv1.Role{}, &rbacv1.RoleBinding{}
-	Expect(dec.Decode(role)).To(Succeed())
-	Expect(dec.Decode(binding)).To(Succeed())
 	Expect(role.Namespace).To(Equal("velero"))
 	Expect(binding.Subjects).To(Equal([]rbacv1.Subject{deployedSubject}))
 	for _, rule := range role.Rules {

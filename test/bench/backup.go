@@ -1,0 +1,206 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	ocv1 "github.com/operator-framework/operator-controller/api/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/test/cluster"
+	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
+	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
+)
+
+// Backup is the backup gate's cost: an uninstall under a policy's backup
+// against what its two parts cost alone.
+type Backup struct {
+	Operands int
+	// Uninstall runs from the extension's deletion to the release of
+	// csv-cleaner's finalizer: the Backup made, waited on and verified,
+	// then every resource deleted.
+	Uninstall time.Duration
+	// Floor is the per-object floor on an identical set.
+	Floor time.Duration
+	// Velero is Velero's own Backup of the same resources, made by hand:
+	// from its creation until it says Completed (polled every 50 ms).
+	Velero time.Duration
+	// Items is how many objects Velero's Backup of the uninstall held.
+	Items int32
+}
+
+// Ratio is the uninstall's time over the floor and Velero's backup together.
+func (b Backup) Ratio() float64 { return b.Uninstall.Seconds() / (b.Floor + b.Velero).Seconds() }
+
+var veleroBackupKind = schema.GroupVersionKind{Group: "velero.io", Version: "v1", Kind: "Backup"}
+
+// MeasureBackup is the throughput benchmark of an uninstall under
+// backup.velero: the ClusterExtension workload of MeasureExtension (3 CRDs,
+// n resources over 100 namespaces, and an identical set for the floor),
+// with real Velero (its server and AWS plugin, versitygw as its S3 server;
+// test/cluster's harness) started once the CRDs exist. Velero first backs
+// up the extension's resources on its own (a Backup of the same namespaces
+// and resources, by hand), the floor deletes the second set, then the
+// extension is deleted and csv-cleaner's uninstall, the gate first, is
+// timed to the release.
+func (e *Env) MeasureBackup(ctx context.Context, n int) (Backup, error) {
+	res := Backup{Operands: n}
+	id := fmt.Sprintf("backup%d", n)
+	cleaner, err := e.StartCleaner(ctx, "csv-cleaner-backup-"+strconv.Itoa(n))
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = cleaner.Stop(30 * time.Second) }()
+	ns, err := e.namespaces(ctx, "bench-target", targetNamespaces)
+	if err != nil {
+		return res, err
+	}
+	ext := fixtures.Extension{Name: id, Namespace: id, CRDs: crds(id), Labels: map[string]string{"bench": id}}
+	floorCRDs := crds(id + "-floor")
+	p := &cleanupv1alpha1.CleanupPolicy{ObjectMeta: metav1.ObjectMeta{Name: id}}
+	p.Spec.ClusterExtensionSelector = &metav1.LabelSelector{MatchLabels: ext.Labels}
+	p.Spec.Backup = &cleanupv1alpha1.BackupSpec{Velero: &cleanupv1alpha1.VeleroBackup{Namespace: cluster.VeleroNamespace}}
+	if err := e.Client.Create(ctx, p); err != nil {
+		return res, fmt.Errorf("creating CleanupPolicy %s: %w", id, err)
+	}
+	if err := e.operandRights(ctx, id, ext.CRDs); err != nil {
+		return res, err
+	}
+	objs, err := ext.Create(ctx, e.Client)
+	if err != nil {
+		return res, err
+	}
+	for _, c := range floorCRDs {
+		if err := fixtures.CreateCRD(ctx, e.Client, fixtures.Install{}.CRDObject(c)); err != nil {
+			return res, err
+		}
+	}
+	for _, set := range [][]fixtures.CRD{ext.CRDs, floorCRDs} {
+		if err := e.operands(ctx, set, ns, n); err != nil {
+			return res, err
+		}
+	}
+	if err := controlplane.WaitFor(ctx, 2*time.Minute, 50*time.Millisecond, func(ctx context.Context) (bool, error) {
+		got := &ocv1.ClusterExtension{}
+		if err := e.Client.Get(ctx, client.ObjectKey{Name: id}, got); err != nil {
+			return false, err
+		}
+		return slices.Contains(got.Finalizers, plan.DefaultFinalizer), nil
+	}); err != nil {
+		return res, fmt.Errorf("waiting for csv-cleaner's finalizer on ClusterExtension %s: %w", id, err)
+	}
+
+	// Velero, once the CRDs exist: it learns the API server's kinds at its start.
+	kc := &cluster.Cluster{Config: e.CP.Config, Kubeconfig: e.CP.Kubeconfig, Client: e.Client, LogDir: e.LogDir,
+		BinDir: filepath.Join(controlplane.RepoRoot(), "bin")}
+	velero, err := kc.StartVelero(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = velero.Stop() }()
+	role, binding, err := fixtures.ShippedVeleroRole()
+	if err != nil {
+		return res, err
+	}
+	for _, obj := range []client.Object{role, binding} {
+		if err := client.IgnoreAlreadyExists(e.Client.Create(ctx, obj)); err != nil {
+			return res, fmt.Errorf("applying manifests/velero/role.yaml: %w", err)
+		}
+	}
+
+	if res.Velero, err = e.veleroBackup(ctx, "reference-"+id, ns, ext.CRDs); err != nil {
+		return res, err
+	}
+	if res.Floor, err = e.perObjectFloor(ctx, floorCRDs); err != nil {
+		return res, err
+	}
+	released, err := e.watchReleased(ctx, id)
+	if err != nil {
+		return res, err
+	}
+	fixtures.WaitNextSecond(time.Now())
+	start := time.Now()
+	if err := e.Client.Delete(ctx, objs.Extension); err != nil {
+		return res, fmt.Errorf("deleting ClusterExtension %s: %w", id, err)
+	}
+	select {
+	case <-released:
+	case <-ctx.Done():
+		return res, fmt.Errorf("waiting for ClusterExtension %s to be released: %w", id, ctx.Err())
+	}
+	res.Uninstall = time.Since(start)
+
+	rec := &cleanupv1alpha1.ExtensionCleanup{}
+	if err := controlplane.WaitFor(ctx, time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		err := e.Client.Get(ctx, client.ObjectKey{Name: id}, rec)
+		return err == nil && rec.Status.Phase == cleanupv1alpha1.PhaseCompleted, client.IgnoreNotFound(err)
+	}); err != nil {
+		return res, fmt.Errorf("waiting for the ExtensionCleanup %s to say Completed: %w", id, err)
+	}
+	if b := rec.Status.Backup; b == nil || !b.Verified || int(b.Planned) != n {
+		return res, fmt.Errorf("the record's backup is %+v, want a verified Backup of %d resources", b, n)
+	}
+	res.Items = rec.Status.Backup.Items
+	left, err := e.count(ctx, ext.CRDs)
+	if err != nil {
+		return res, fmt.Errorf("counting the resources left: %w", err)
+	}
+	if left > 0 {
+		return res, fmt.Errorf("%d resources left after the uninstall", left)
+	}
+	if err := e.Client.Patch(ctx, objs.Extension, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))); client.IgnoreNotFound(err) != nil {
+		return res, fmt.Errorf("removing operator-controller's finalizers from ClusterExtension %s: %w", id, err)
+	}
+	for _, c := range slices.Concat(ext.CRDs, floorCRDs) {
+		if err := e.Client.Delete(ctx, fixtures.Install{}.CRDObject(c)); client.IgnoreNotFound(err) != nil {
+			return res, fmt.Errorf("deleting CRD %s: %w", c.Name(), err)
+		}
+	}
+	return res, nil
+}
+
+// veleroBackup makes a Backup of the resources of set in namespaces, as
+// csv-cleaner's gate does, and times it from its creation to Completed.
+func (e *Env) veleroBackup(ctx context.Context, name string, namespaces []string, set []fixtures.CRD) (time.Duration, error) {
+	var resources, included []any
+	for _, c := range set {
+		resources = append(resources, c.Plural+"."+c.Group)
+	}
+	for _, ns := range namespaces {
+		included = append(included, ns)
+	}
+	b := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"includedResources": resources, "includedNamespaces": included}}}
+	b.SetGroupVersionKind(veleroBackupKind)
+	b.SetNamespace(cluster.VeleroNamespace)
+	b.SetName(name)
+	start := time.Now()
+	if err := e.Client.Create(ctx, b); err != nil {
+		return 0, fmt.Errorf("creating Velero's Backup %s: %w", name, err)
+	}
+	var phase string
+	if err := controlplane.WaitFor(ctx, 10*time.Minute, 50*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if err := e.Client.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+			return false, err
+		}
+		phase, _, _ = unstructured.NestedString(b.Object, "status", "phase")
+		return phase == plan.BackupPhaseCompleted || phase == plan.BackupPhaseFailed || phase == plan.BackupPhasePartiallyFailed || phase == plan.BackupPhaseFailedValidation, nil
+	}); err != nil {
+		return 0, fmt.Errorf("waiting for Velero's Backup %s: %w", name, err)
+	}
+	took := time.Since(start)
+	if phase != plan.BackupPhaseCompleted {
+		return took, fmt.Errorf("velero's Backup %s is %s (see velero.log)", name, phase)
+	}
+	return took, nil
+}
