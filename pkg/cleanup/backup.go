@@ -83,14 +83,9 @@ func (u *Uninstall) gateOnBackup(ctx context.Context) (bool, error) {
 		u.waitNote, u.poll = fmt.Sprintf("Waiting for the resource list of Velero's Backup %s/%s before anything is deleted", v.namespace, name), downloadPoll
 		return false, nil
 	}
-	// What the uninstall deletes now: what was deleted meanwhile no longer
-	// needs the backup, and what was created meanwhile it keeps.
-	deletions, err := u.plannedDeletions(ctx)
+	deletions, err := u.verifiedDeletions(ctx, name, list)
 	if err != nil {
 		return false, err
-	}
-	if _, problem := plan.VerifyBackup(name, list, deletions); problem != nil {
-		return false, problem
 	}
 	now := metav1.Now()
 	st.Verified, st.Planned, st.VerifiedTime = true, int32(len(deletions)), &now
@@ -109,6 +104,7 @@ func (u *Uninstall) gateOnBackup(ctx context.Context) (bool, error) {
 // Velero's storage location is Available, and waits for it. An uninstall
 // that deletes nothing needs no Backup: the gate is open (done).
 func (u *Uninstall) makeBackup(ctx context.Context, v velero, name string) (done bool, _ error) {
+	began := time.Now()
 	deletions, err := u.plannedDeletions(ctx)
 	if err != nil {
 		return false, err
@@ -127,14 +123,37 @@ func (u *Uninstall) makeBackup(ctx context.Context, v velero, name string) (done
 	}
 	content := plan.BackupScope(deletions)
 	logr.FromContextOrDiscard(ctx).Info("Creating Velero's Backup of what the uninstall will delete", "backup", klog.KRef(v.namespace, name),
-		"planned", len(deletions), "namespaces", len(content.Namespaces), "resources", content.Resources)
+		"planned", len(deletions), "planTook", time.Since(began).Round(time.Millisecond).String(), "namespaces", len(content.Namespaces), "resources", content.Resources)
 	if err := v.createBackup(ctx, name, u.owner, content, u.settings.Backup.Velero); err != nil {
 		return false, err
 	}
+	u.e.backups.keep(u.subject.GetUID(), deletions)
 	u.noteBackup(v.namespace, name, "", 0)
 	u.Event(corev1.EventTypeNormal, "BackupCreated", "Backup", "Created Velero's Backup %s/%s of the %d objects the uninstall will delete; nothing is deleted before it is complete and verified", v.namespace, name, len(deletions))
 	u.waitOnBackup(fmt.Sprintf("Waiting for Velero's Backup %s/%s (New) before anything is deleted", v.namespace, name), 0)
 	return false, nil
+}
+
+// verifiedDeletions checks the Backup's resource list against what the
+// uninstall deletes: what the plan deleted when this process made the
+// Backup, or else, and when that finds an object missing (it may have
+// been deleted meanwhile), what the plan deletes now (what was created
+// meanwhile the uninstall keeps). It returns the deletions the list holds,
+// or the problem that blocks.
+func (u *Uninstall) verifiedDeletions(ctx context.Context, name string, list map[string][]string) ([]plan.Deletion, error) {
+	if kept := u.e.backups.take(u.subject.GetUID()); kept != nil {
+		if _, problem := plan.VerifyBackup(name, list, kept); problem == nil {
+			return kept, nil
+		}
+	}
+	deletions, err := u.plannedDeletions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, problem := plan.VerifyBackup(name, list, deletions); problem != nil {
+		return nil, problem
+	}
+	return deletions, nil
 }
 
 // plannedDeletions are the objects the owner's uninstall deletes, as its

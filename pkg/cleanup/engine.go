@@ -43,6 +43,8 @@ type Engine struct {
 	pending pendingRecords
 	// revisions carries each deletion's revision from the watch to its record.
 	revisions deletionRevisions
+	// backups keeps what each uninstall's Backup was made of, until it is verified.
+	backups backupPlans
 }
 
 // New makes the engine of a manager built from a config ClientConfig

@@ -278,6 +278,7 @@ func (u *Uninstall) Skip(ctx context.Context, reason, msg string) error {
 func (e *Engine) forget(uid types.UID) {
 	e.starts.forget(uid)
 	e.revisions.forget(uid)
+	e.backups.take(uid)
 }
 
 // FinishRelease completes the record of an owner that csv-cleaner released

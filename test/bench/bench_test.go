@@ -91,7 +91,8 @@ func TestBench(t *testing.T) {
 		if err != nil {
 			t.Fatalf("backup gate, %d resources: %v", scale.Backup, err)
 		}
-		t.Logf("Backup gate with %d resources: uninstall %s, per-object floor %s, Velero's own backup %s (%d items), ratio to the two %.2f", b.Operands, b.Uninstall, b.Floor, b.Velero, b.Items, b.Ratio())
+		t.Logf("Backup gate with %d resources: uninstall %s, per-object floor %s, its own Backup %s (%d items): ratio %.2f, %s added; a Backup of the same by hand %s (ratio %.2f)",
+			b.Operands, b.Uninstall, b.Floor, b.Gate, b.Items, b.Ratio(), b.Added().Round(time.Millisecond), b.Velero, b.ReferenceRatio())
 		report.Backup = &b
 	}
 

@@ -85,6 +85,9 @@ func (r Report) Figures() [][2]any {
 			[2]any{"backup_gate_ratio_" + size(b.Operands), round(b.Ratio(), 2)},
 			[2]any{"backup_gate_uninstall_seconds_" + size(b.Operands), round(b.Uninstall.Seconds(), 2)},
 			[2]any{"backup_gate_floor_seconds_" + size(b.Operands), round(b.Floor.Seconds(), 2)},
+			[2]any{"backup_gate_backup_seconds_" + size(b.Operands), round(b.Gate.Seconds(), 2)},
+			[2]any{"backup_gate_added_seconds_" + size(b.Operands), round(b.Added().Seconds(), 2)},
+			[2]any{"backup_gate_reference_ratio_" + size(b.Operands), round(b.ReferenceRatio(), 2)},
 			[2]any{"velero_backup_seconds_" + size(b.Operands), round(b.Velero.Seconds(), 2)},
 			[2]any{"velero_backup_items_" + size(b.Operands), b.Items},
 		)
