@@ -4,15 +4,12 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"time"
 
 	ocv1 "github.com/operator-framework/operator-controller/api/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
@@ -75,44 +72,13 @@ func (e *Env) MeasureBackup(ctx context.Context, n int) (Backup, error) {
 		return res, err
 	}
 	defer func() { _ = cleaner.Stop(30 * time.Second) }()
-	ns, err := e.namespaces(ctx, "bench-target", targetNamespaces)
+	w, err := e.extensionWorkload(ctx, id, n, func(p *cleanupv1alpha1.CleanupPolicySpec) {
+		p.Backup = &cleanupv1alpha1.BackupSpec{Velero: &cleanupv1alpha1.VeleroBackup{Namespace: cluster.VeleroNamespace}}
+	})
 	if err != nil {
 		return res, err
 	}
-	ext := fixtures.Extension{Name: id, Namespace: id, CRDs: crds(id), Labels: map[string]string{"bench": id}}
-	floorCRDs := crds(id + "-floor")
-	p := &cleanupv1alpha1.CleanupPolicy{ObjectMeta: metav1.ObjectMeta{Name: id}}
-	p.Spec.ClusterExtensionSelector = &metav1.LabelSelector{MatchLabels: ext.Labels}
-	p.Spec.Backup = &cleanupv1alpha1.BackupSpec{Velero: &cleanupv1alpha1.VeleroBackup{Namespace: cluster.VeleroNamespace}}
-	if err := e.Client.Create(ctx, p); err != nil {
-		return res, fmt.Errorf("creating CleanupPolicy %s: %w", id, err)
-	}
-	if err := e.operandRights(ctx, id, ext.CRDs); err != nil {
-		return res, err
-	}
-	objs, err := ext.Create(ctx, e.Client)
-	if err != nil {
-		return res, err
-	}
-	for _, c := range floorCRDs {
-		if err := fixtures.CreateCRD(ctx, e.Client, fixtures.Install{}.CRDObject(c)); err != nil {
-			return res, err
-		}
-	}
-	for _, set := range [][]fixtures.CRD{ext.CRDs, floorCRDs} {
-		if err := e.operands(ctx, set, ns, n); err != nil {
-			return res, err
-		}
-	}
-	if err := controlplane.WaitFor(ctx, 2*time.Minute, 50*time.Millisecond, func(ctx context.Context) (bool, error) {
-		got := &ocv1.ClusterExtension{}
-		if err := e.Client.Get(ctx, client.ObjectKey{Name: id}, got); err != nil {
-			return false, err
-		}
-		return slices.Contains(got.Finalizers, plan.DefaultFinalizer), nil
-	}); err != nil {
-		return res, fmt.Errorf("waiting for csv-cleaner's finalizer on ClusterExtension %s: %w", id, err)
-	}
+	objs := w.objs
 
 	// Velero, once the CRDs exist: it learns the API server's kinds at its start.
 	kc := &cluster.Cluster{Config: e.CP.Config, Kubeconfig: e.CP.Kubeconfig, Client: e.Client, LogDir: e.LogDir,
@@ -132,10 +98,10 @@ func (e *Env) MeasureBackup(ctx context.Context, n int) (Backup, error) {
 		}
 	}
 
-	if res.Velero, err = e.veleroBackup(ctx, "reference-"+id, ns, ext.CRDs); err != nil {
+	if res.Velero, err = e.veleroBackup(ctx, "reference-"+id, w.ns, w.ext.CRDs); err != nil {
 		return res, err
 	}
-	if res.Floor, err = e.perObjectFloor(ctx, floorCRDs); err != nil {
+	if res.Floor, err = e.perObjectFloor(ctx, w.floor); err != nil {
 		return res, err
 	}
 	released, err := e.watchReleased(ctx, id)
@@ -158,33 +124,15 @@ func (e *Env) MeasureBackup(ctx context.Context, n int) (Backup, error) {
 		return res, err
 	}
 
-	rec := &cleanupv1alpha1.ExtensionCleanup{}
-	if err := controlplane.WaitFor(ctx, time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
-		err := e.Client.Get(ctx, client.ObjectKey{Name: id}, rec)
-		return err == nil && rec.Status.Phase == cleanupv1alpha1.PhaseCompleted, client.IgnoreNotFound(err)
-	}); err != nil {
-		return res, fmt.Errorf("waiting for the ExtensionCleanup %s to say Completed: %w", id, err)
+	rec, err := e.extensionCompleted(ctx, id)
+	if err != nil {
+		return res, err
 	}
 	if b := rec.Status.Backup; b == nil || !b.Verified || int(b.Planned) != n {
 		return res, fmt.Errorf("the record's backup is %+v, want a verified Backup of %d resources", b, n)
 	}
 	res.Items = rec.Status.Backup.Items
-	left, err := e.count(ctx, ext.CRDs)
-	if err != nil {
-		return res, fmt.Errorf("counting the resources left: %w", err)
-	}
-	if left > 0 {
-		return res, fmt.Errorf("%d resources left after the uninstall", left)
-	}
-	if err := e.Client.Patch(ctx, objs.Extension, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))); client.IgnoreNotFound(err) != nil {
-		return res, fmt.Errorf("removing operator-controller's finalizers from ClusterExtension %s: %w", id, err)
-	}
-	for _, c := range slices.Concat(ext.CRDs, floorCRDs) {
-		if err := e.Client.Delete(ctx, fixtures.Install{}.CRDObject(c)); client.IgnoreNotFound(err) != nil {
-			return res, fmt.Errorf("deleting CRD %s: %w", c.Name(), err)
-		}
-	}
-	return res, nil
+	return res, e.removeExtensionWorkload(ctx, w)
 }
 
 // veleroBackup makes a Backup of the resources of set in namespaces, as

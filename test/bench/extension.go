@@ -40,43 +40,11 @@ func (e *Env) MeasureExtension(ctx context.Context, n int) (Throughput, error) {
 		return res, err
 	}
 	defer func() { _ = cleaner.Stop(30 * time.Second) }()
-	ns, err := e.namespaces(ctx, "bench-target", targetNamespaces)
+	w, err := e.extensionWorkload(ctx, id, n, nil)
 	if err != nil {
 		return res, err
 	}
-	ext := fixtures.Extension{Name: id, Namespace: id, CRDs: crds(id), Labels: map[string]string{"bench": id}}
-	floorCRDs := crds(id + "-floor")
-	p := &cleanupv1alpha1.CleanupPolicy{ObjectMeta: metav1.ObjectMeta{Name: id}}
-	p.Spec.ClusterExtensionSelector = &metav1.LabelSelector{MatchLabels: ext.Labels}
-	if err := e.Client.Create(ctx, p); err != nil {
-		return res, fmt.Errorf("creating CleanupPolicy %s: %w", id, err)
-	}
-	if err := e.operandRights(ctx, id, ext.CRDs); err != nil {
-		return res, err
-	}
-	objs, err := ext.Create(ctx, e.Client)
-	if err != nil {
-		return res, err
-	}
-	for _, c := range floorCRDs {
-		if err := fixtures.CreateCRD(ctx, e.Client, fixtures.Install{}.CRDObject(c)); err != nil {
-			return res, err
-		}
-	}
-	for _, set := range [][]fixtures.CRD{ext.CRDs, floorCRDs} {
-		if err := e.operands(ctx, set, ns, n); err != nil {
-			return res, err
-		}
-	}
-	if err := controlplane.WaitFor(ctx, 2*time.Minute, 50*time.Millisecond, func(ctx context.Context) (bool, error) {
-		got := &ocv1.ClusterExtension{}
-		if err := e.Client.Get(ctx, client.ObjectKey{Name: id}, got); err != nil {
-			return false, err
-		}
-		return slices.Contains(got.Finalizers, plan.DefaultFinalizer), nil
-	}); err != nil {
-		return res, fmt.Errorf("waiting for csv-cleaner's finalizer on ClusterExtension %s: %w", id, err)
-	}
+	objs, floorCRDs := w.objs, w.floor
 
 	meter, err := e.cpuMeter(cleaner)
 	if err != nil {
@@ -112,12 +80,8 @@ func (e *Env) MeasureExtension(ctx context.Context, n int) (Throughput, error) {
 		return res, err
 	}
 	// The record says Completed (and the metric counts it) right after the release.
-	if err := controlplane.WaitFor(ctx, time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
-		rec := &cleanupv1alpha1.ExtensionCleanup{}
-		err := e.Client.Get(ctx, client.ObjectKey{Name: id}, rec)
-		return err == nil && rec.Status.Phase == cleanupv1alpha1.PhaseCompleted, client.IgnoreNotFound(err)
-	}); err != nil {
-		return res, fmt.Errorf("waiting for the ExtensionCleanup %s to say Completed: %w", id, err)
+	if _, err := e.extensionCompleted(ctx, id); err != nil {
+		return res, err
 	}
 	m, err := cleaner.Scrape(ctx)
 	if err != nil {
@@ -133,23 +97,97 @@ func (e *Env) MeasureExtension(ctx context.Context, n int) (Throughput, error) {
 	if done := m.Sum("csv_cleaner_uninstalls_total", map[string]string{"kind": "ClusterExtension", "result": "completed"}); done != 1 {
 		return res, fmt.Errorf("csv_cleaner_uninstalls_total{kind=ClusterExtension,result=completed} is %.0f, want 1", done)
 	}
-	left, err := e.count(ctx, ext.CRDs)
+	return res, e.removeExtensionWorkload(ctx, w)
+}
+
+// extensionWorkload is the ClusterExtension workload of the throughput
+// benchmarks: a policy selecting extension id (policy changes its spec),
+// csv-cleaner's rights on its resources, the extension's 3 CRDs with n
+// resources over 100 namespaces and an identical set owned by nobody for
+// the floor; ready once csv-cleaner holds the extension.
+type extensionWorkload struct {
+	id    string
+	ns    []string
+	ext   fixtures.Extension
+	objs  fixtures.ExtensionObjects
+	floor []fixtures.CRD
+}
+
+func (e *Env) extensionWorkload(ctx context.Context, id string, n int, policy func(*cleanupv1alpha1.CleanupPolicySpec)) (*extensionWorkload, error) {
+	ns, err := e.namespaces(ctx, "bench-target", targetNamespaces)
 	if err != nil {
-		return res, fmt.Errorf("counting the resources left: %w", err)
+		return nil, err
 	}
-	if left > 0 {
-		return res, fmt.Errorf("%d resources left after the uninstall", left)
+	w := &extensionWorkload{id: id, ns: ns, floor: crds(id + "-floor"),
+		ext: fixtures.Extension{Name: id, Namespace: id, CRDs: crds(id), Labels: map[string]string{"bench": id}}}
+	p := &cleanupv1alpha1.CleanupPolicy{ObjectMeta: metav1.ObjectMeta{Name: id}}
+	p.Spec.ClusterExtensionSelector = &metav1.LabelSelector{MatchLabels: w.ext.Labels}
+	if policy != nil {
+		policy(&p.Spec)
 	}
-	// operator-controller's own finalizers go once csv-cleaner's has: nothing is left of the extension.
-	if err := e.Client.Patch(ctx, objs.Extension, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))); client.IgnoreNotFound(err) != nil {
-		return res, fmt.Errorf("removing operator-controller's finalizers from ClusterExtension %s: %w", id, err)
+	if err := e.Client.Create(ctx, p); err != nil {
+		return nil, fmt.Errorf("creating CleanupPolicy %s: %w", id, err)
 	}
-	for _, c := range slices.Concat(ext.CRDs, floorCRDs) {
-		if err := e.Client.Delete(ctx, fixtures.Install{}.CRDObject(c)); client.IgnoreNotFound(err) != nil {
-			return res, fmt.Errorf("deleting CRD %s: %w", c.Name(), err)
+	if err := e.operandRights(ctx, id, w.ext.CRDs); err != nil {
+		return nil, err
+	}
+	if w.objs, err = w.ext.Create(ctx, e.Client); err != nil {
+		return nil, err
+	}
+	for _, c := range w.floor {
+		if err := fixtures.CreateCRD(ctx, e.Client, fixtures.Install{}.CRDObject(c)); err != nil {
+			return nil, err
 		}
 	}
-	return res, nil
+	for _, set := range [][]fixtures.CRD{w.ext.CRDs, w.floor} {
+		if err := e.operands(ctx, set, ns, n); err != nil {
+			return nil, err
+		}
+	}
+	if err := controlplane.WaitFor(ctx, 2*time.Minute, 50*time.Millisecond, func(ctx context.Context) (bool, error) {
+		got := &ocv1.ClusterExtension{}
+		if err := e.Client.Get(ctx, client.ObjectKey{Name: id}, got); err != nil {
+			return false, err
+		}
+		return slices.Contains(got.Finalizers, plan.DefaultFinalizer), nil
+	}); err != nil {
+		return nil, fmt.Errorf("waiting for csv-cleaner's finalizer on ClusterExtension %s: %w", id, err)
+	}
+	return w, nil
+}
+
+// extensionCompleted waits for the extension's record to say Completed.
+func (e *Env) extensionCompleted(ctx context.Context, id string) (*cleanupv1alpha1.ExtensionCleanup, error) {
+	rec := &cleanupv1alpha1.ExtensionCleanup{}
+	if err := controlplane.WaitFor(ctx, time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		err := e.Client.Get(ctx, client.ObjectKey{Name: id}, rec)
+		return err == nil && rec.Status.Phase == cleanupv1alpha1.PhaseCompleted, client.IgnoreNotFound(err)
+	}); err != nil {
+		return nil, fmt.Errorf("waiting for the ExtensionCleanup %s to say Completed: %w", id, err)
+	}
+	return rec, nil
+}
+
+// removeExtensionWorkload checks that no resource of the extension is left
+// and removes what the workload made: operator-controller's own finalizers
+// go once csv-cleaner's has, then the CRDs.
+func (e *Env) removeExtensionWorkload(ctx context.Context, w *extensionWorkload) error {
+	left, err := e.count(ctx, w.ext.CRDs)
+	if err != nil {
+		return fmt.Errorf("counting the resources left: %w", err)
+	}
+	if left > 0 {
+		return fmt.Errorf("%d resources left after the uninstall", left)
+	}
+	if err := e.Client.Patch(ctx, w.objs.Extension, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("removing operator-controller's finalizers from ClusterExtension %s: %w", w.id, err)
+	}
+	for _, c := range slices.Concat(w.ext.CRDs, w.floor) {
+		if err := e.Client.Delete(ctx, fixtures.Install{}.CRDObject(c)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting CRD %s: %w", c.Name(), err)
+		}
+	}
+	return nil
 }
 
 // operandRights grants csv-cleaner its rights on the extension's custom
