@@ -10,25 +10,40 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
 
-// How often a pass looks at a Backup that is running: a twentieth of its
-// age so far, so that the wait adds about 5 % to what the backup takes,
-// within these bounds; a DownloadRequest, which Velero answers at once, at
-// downloadPoll.
+// How often a pass looks at a Backup that is running: a fiftieth of its
+// age so far, so that the wait adds about 2 % to what the backup takes,
+// within these bounds (some 70 reads of a Backup that takes 7 s, one every
+// 5 s after the first 4 minutes); a DownloadRequest, which Velero answers
+// at once, at downloadPoll.
 const (
 	backupPollMin = 100 * time.Millisecond
 	backupPollMax = 5 * time.Second
+	backupPollDiv = 50
 	downloadPoll  = 50 * time.Millisecond
-	// verifiedPass is how soon the pass after the verification comes.
-	verifiedPass = 10 * time.Millisecond
 )
+
+// backupTool is what the gate asks of the tool that makes the backups:
+// pkg/velero's Client.
+type backupTool interface {
+	Backup(ctx context.Context, name string) (*velero.Backup, error)
+	LocationProblem(ctx context.Context, name string) (*plan.Problem, error)
+	CreateBackup(ctx context.Context, name string, owner velero.Owner, content plan.BackupContent, s *cleanupv1alpha1.VeleroBackup) error
+	RequestList(ctx context.Context, backup string, now time.Time) error
+	ResourceList(ctx context.Context, b *velero.Backup, now time.Time) (map[string][]string, bool, error)
+}
+
+// veleroOf is the Velero of the policy's backup settings, read live.
+func (e *Engine) veleroOf(v *cleanupv1alpha1.VeleroBackup) velero.Client {
+	return velero.Client{Live: e.APIReader, Writer: e.Client, Namespace: v.Namespace}
+}
 
 // BackupStep is the backup gate, the first step of every owner's pass
 // when its policy asks for a backup (issue 34): nothing is deleted before
@@ -36,11 +51,11 @@ const (
 // Backup per uninstall (plan.BackupName: a restart finds it, never makes a
 // second), of what the owner's plan deletes (plan.BackupScope), waits for
 // it to end (plan.GateOnBackup), then checks its resource list against
-// what the plan deletes then (plan.VerifyBackup). The record keeps the
-// Backup and, once verified (written before the next pass deletes
-// anything), the gate stays open for the rest of the uninstall: every operand a later pass deletes existed when the deletion
-// began (the after-deletion rule keeps the newer ones), so before the
-// Backup was made.
+// what the plan deletes (plan.VerifyBackup). The record keeps the Backup
+// and, once verified (written before anything is deleted), the gate stays
+// open for the rest of the uninstall: every operand a later pass deletes
+// existed when the deletion began (the after-deletion rule keeps the newer
+// ones), so before the Backup was made.
 func (u *Uninstall) BackupStep() Step {
 	return Step{Name: "the backup", Label: "backup", Run: u.gateOnBackup}
 }
@@ -52,58 +67,67 @@ func (u *Uninstall) gateOnBackup(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	if b.Velero == nil {
-		return false, unavailable("CleanupPolicy "+u.settings.Policy, "CleanupPolicy %s asks for a backup without naming a tool csv-cleaner knows (velero): nothing is deleted without a backup", u.settings.Policy)
+		return false, velero.Unavailable("CleanupPolicy "+u.settings.Policy, "CleanupPolicy %s asks for a backup without naming a tool csv-cleaner knows (velero): nothing is deleted without a backup", u.settings.Policy)
 	}
-	v := u.e.veleroOf(b.Velero)
+	return u.gate(ctx, u.e.veleroOf(b.Velero), b.Velero.Namespace)
+}
+
+// gate is the gate's pass on tool, whose objects are in namespace.
+func (u *Uninstall) gate(ctx context.Context, tool backupTool, namespace string) (bool, error) {
 	name := plan.BackupName(u.kind.Subject.Kind, u.subject.GetNamespace(), u.subject.GetName(), u.subject.GetUID())
-	backup, err := v.backup(ctx, name)
+	backup, err := tool.Backup(ctx, name)
 	if err != nil {
 		return false, err
 	}
 	if backup == nil {
-		return u.makeBackup(ctx, v, name)
+		return u.makeBackup(ctx, tool, namespace, name)
 	}
-	phase, _, _ := unstructured.NestedString(backup.Object, "status", "phase")
-	items, _, _ := unstructured.NestedInt64(backup.Object, "status", "progress", "itemsBackedUp")
-	st := u.noteBackup(v.namespace, name, phase, items)
-	gate := plan.GateOnBackup(name, phase)
+	st := u.noteBackup(namespace, name, backup.Phase, backup.Items)
+	gate := plan.GateOnBackup(name, backup.Phase)
+	now := time.Now()
 	switch {
 	case gate.Problem != nil:
 		return false, gate.Problem
 	case gate.Wait:
-		u.waitOnBackup(fmt.Sprintf("Waiting for Velero's Backup %s/%s (%s, %d items so far) before anything is deleted", v.namespace, name, phaseOrNew(phase), items),
-			time.Since(backup.GetCreationTimestamp().Time))
+		// Once Velero has begun the Backup, its list's URL is asked for, so
+		// that it is there when the Backup is Completed.
+		if backup.Phase != "" && backup.Phase != plan.BackupPhaseNew && u.e.backups.askList(u.subject.GetUID(), velero.ListRequestName(name, now)) {
+			if err := tool.RequestList(ctx, name, now); err != nil {
+				return false, err
+			}
+		}
+		u.waitOnBackup(fmt.Sprintf("Waiting for Velero's Backup %s/%s (%s, %d items so far) before anything is deleted", namespace, name, phaseOrNew(backup.Phase), backup.Items),
+			now.Sub(backup.Created))
 		return false, nil
 	}
-	list, ready, err := v.resourceList(ctx, backup, time.Now())
+	list, ready, err := tool.ResourceList(ctx, backup, now)
 	if err != nil {
 		return false, err
 	}
 	if !ready {
-		u.waitNote, u.poll = fmt.Sprintf("Waiting for the resource list of Velero's Backup %s/%s before anything is deleted", v.namespace, name), downloadPoll
+		u.waitNote, u.poll = fmt.Sprintf("Waiting for the resource list of Velero's Backup %s/%s before anything is deleted", namespace, name), downloadPoll
 		return false, nil
 	}
 	deletions, err := u.verifiedDeletions(ctx, name, list)
 	if err != nil {
 		return false, err
 	}
-	now := metav1.Now()
-	st.Verified, st.Planned, st.VerifiedTime = true, int32(len(deletions)), &now
-	logr.FromContextOrDiscard(ctx).Info("Velero's Backup holds everything the uninstall will delete", "backup", klog.KRef(v.namespace, name), "planned", len(deletions), "items", items)
-	u.Event(corev1.EventTypeNormal, "BackupVerified", "Backup", "Velero's Backup %s/%s holds all %d objects the uninstall will delete (%d items); undo with: %s", v.namespace, name, len(deletions), items, restoreCommand(st))
-	if u.rec.obj == nil {
-		return true, nil // no record can say so (its namespace is terminating): the deletes begin now
+	verified := metav1.Now()
+	st.Verified, st.Planned, st.VerifiedTime = true, int32(len(deletions)), &verified
+	logr.FromContextOrDiscard(ctx).Info("Velero's Backup holds everything the uninstall will delete", "backup", klog.KRef(namespace, name), "planned", len(deletions), "items", backup.Items)
+	u.Event(corev1.EventTypeNormal, "BackupVerified", "Backup", "Velero's Backup %s/%s holds all %d objects the uninstall will delete (%d items); undo with: %s", namespace, name, len(deletions), backup.Items, restoreCommand(st))
+	// The record says so before the first delete, which follows in this pass.
+	u.rec.deleting(fmt.Sprintf("Velero's Backup %s/%s holds all %d objects the uninstall will delete: deleting them", namespace, name, len(deletions)))
+	if err := u.e.save(ctx, u.rec); err != nil {
+		return false, fmt.Errorf("recording the verified backup: %w", err)
 	}
-	// The record says so before the first delete: the deletes begin in the
-	// next pass, at once, once this one has written it.
-	u.waitNote, u.poll = fmt.Sprintf("Velero's Backup %s/%s holds all %d objects the uninstall will delete: deleting them", v.namespace, name, len(deletions)), verifiedPass
-	return false, nil
+	return true, nil
 }
 
 // makeBackup makes the uninstall's Backup of what its plan deletes, once
 // Velero's storage location is Available, and waits for it. An uninstall
 // that deletes nothing needs no Backup: the gate is open (done).
-func (u *Uninstall) makeBackup(ctx context.Context, v velero, name string) (done bool, _ error) {
+func (u *Uninstall) makeBackup(ctx context.Context, tool backupTool, namespace, name string) (done bool, _ error) {
 	began := time.Now()
 	deletions, err := u.plannedDeletions(ctx)
 	if err != nil {
@@ -111,10 +135,10 @@ func (u *Uninstall) makeBackup(ctx context.Context, v velero, name string) (done
 	}
 	if len(deletions) == 0 {
 		now := metav1.Now()
-		u.rec.st.Backup = &cleanupv1alpha1.BackupStatus{Tool: cleanupv1alpha1.BackupToolVelero, Namespace: v.namespace, Verified: true, VerifiedTime: &now}
+		u.rec.st.Backup = &cleanupv1alpha1.BackupStatus{Tool: cleanupv1alpha1.BackupToolVelero, Namespace: namespace, Verified: true, VerifiedTime: &now}
 		return true, nil
 	}
-	problem, err := v.storageLocation(ctx, u.settings.Backup.Velero.StorageLocation)
+	problem, err := tool.LocationProblem(ctx, u.settings.Backup.Velero.StorageLocation)
 	if err != nil {
 		return false, err
 	}
@@ -122,15 +146,15 @@ func (u *Uninstall) makeBackup(ctx context.Context, v velero, name string) (done
 		return false, problem
 	}
 	content := plan.BackupScope(deletions)
-	logr.FromContextOrDiscard(ctx).Info("Creating Velero's Backup of what the uninstall will delete", "backup", klog.KRef(v.namespace, name),
+	logr.FromContextOrDiscard(ctx).Info("Creating Velero's Backup of what the uninstall will delete", "backup", klog.KRef(namespace, name),
 		"planned", len(deletions), "planTook", time.Since(began).Round(time.Millisecond).String(), "namespaces", len(content.Namespaces), "resources", content.Resources)
-	if err := v.createBackup(ctx, name, u.owner, content, u.settings.Backup.Velero); err != nil {
+	if err := tool.CreateBackup(ctx, name, velero.Owner{UID: u.subject.GetUID(), Title: u.owner.Title()}, content, u.settings.Backup.Velero); err != nil {
 		return false, err
 	}
 	u.e.backups.keep(u.subject.GetUID(), deletions)
-	u.noteBackup(v.namespace, name, "", 0)
-	u.Event(corev1.EventTypeNormal, "BackupCreated", "Backup", "Created Velero's Backup %s/%s of the %d objects the uninstall will delete; nothing is deleted before it is complete and verified", v.namespace, name, len(deletions))
-	u.waitOnBackup(fmt.Sprintf("Waiting for Velero's Backup %s/%s (New) before anything is deleted", v.namespace, name), 0)
+	u.noteBackup(namespace, name, "", 0)
+	u.Event(corev1.EventTypeNormal, "BackupCreated", "Backup", "Created Velero's Backup %s/%s of the %d objects the uninstall will delete; nothing is deleted before it is complete and verified", namespace, name, len(deletions))
+	u.waitOnBackup(fmt.Sprintf("Waiting for Velero's Backup %s/%s (New) before anything is deleted", namespace, name), 0)
 	return false, nil
 }
 
@@ -215,10 +239,10 @@ func (u *Uninstall) noteBackup(namespace, name, phase string, items int64) *clea
 }
 
 // waitOnBackup says what the pass waits for, and looks again in a
-// twentieth of the time the backup has taken so far.
+// fiftieth of the time the backup has taken so far.
 func (u *Uninstall) waitOnBackup(msg string, running time.Duration) {
 	u.waitNote = msg
-	u.poll = min(max(running/20, backupPollMin), backupPollMax)
+	u.poll = min(max(running/backupPollDiv, backupPollMin), backupPollMax)
 }
 
 // phaseOrNew is a Backup's phase, New before Velero has set one.

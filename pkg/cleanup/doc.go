@@ -6,7 +6,8 @@
 // of an uninstall as a straight line on an Uninstall (uninstall.go): Open
 // the record, Start it (written at Deleting, with CleanupStarted, before
 // anything is deleted), Run its steps in order (each idempotent, reporting
-// whether it is done; the record is written once, at their end), then
+// whether it is done; the record is written once, at their end, and once
+// more by the backup gate as it opens, before the first delete), then
 // Release (Releasing written before the owner's release, Completed after);
 // or Skip a deletion that is not an uninstall.
 //
@@ -18,10 +19,13 @@
 // operandTimeout and onTimeout (instances.go, operands.go, slots.go,
 // access.go, refusal.go, conversion.go); the deletion's revision and the
 // operands of its second (revision.go, revisionsearch.go,
-// deletionsecond.go); Events and metrics (events.go, metrics.go); the
-// client's configuration (client.go, retry.go); and the dry run's items
+// deletionsecond.go); the backup gate, which deletes nothing before a
+// backup holds what the uninstall deletes (backup.go, backupplans.go; the
+// tool, Velero, is pkg/velero behind backupTool); Events and metrics
+// (events.go, metrics.go); the client's configuration (client.go,
+// retry.go); and the dry run's items
 // and its foresight of refusals, which `csv-cleaner plan` prints
-// (dryrun.go, dryrun_instances.go, foresee.go).
+// (dryrun.go, dryrun_instances.go, foresee.go, dryrun_backup.go).
 //
 // Every decision is a pure function of pkg/plan; the Gatherer (gather.go)
 // reads their inputs, for the run and the plan alike.

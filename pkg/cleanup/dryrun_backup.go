@@ -8,12 +8,12 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
 
 // BackupForeseen is the backup gate as `csv-cleaner plan` foresees it:
@@ -50,13 +50,6 @@ func (d *DryRun) PlanBackup(kind RecordKind, subject client.Object, settings pla
 	}
 }
 
-// The rights the backup gate uses in Velero's namespace (manifests/velero).
-var backupRights = []struct{ verb, resource string }{
-	{"create", "backups"}, {"get", "backups"},
-	{"create", "downloadrequests"}, {"get", "downloadrequests"},
-	{"get", "backupstoragelocations"}, {"list", "backupstoragelocations"},
-}
-
 // foreseeBackup foresees the backup gate, writing nothing: the Backup the
 // run would make of the plan's deletions, whether Velero is there and its
 // storage location Available (or how far an existing Backup got), and
@@ -77,30 +70,30 @@ func (d *DryRun) foreseeBackup(ctx context.Context, c client.Client, ids []rbac.
 		d.accessDenied = true // the gate deletes nothing until it opens
 	}
 	if b.settings.Velero == nil {
-		block(unavailable("CleanupPolicy "+d.Policy, "CleanupPolicy %s asks for a backup without naming a tool csv-cleaner knows (velero)", d.Policy))
+		block(velero.Unavailable("CleanupPolicy "+d.Policy, "CleanupPolicy %s asks for a backup without naming a tool csv-cleaner knows (velero)", d.Policy))
 		return nil
 	}
 	if len(deletions) == 0 {
 		step.Message = "nothing would be deleted: no Backup is needed"
 		return nil
 	}
-	v := velero{live: c, namespace: b.settings.Velero.Namespace}
+	v := velero.Client{Live: c, Namespace: b.settings.Velero.Namespace}
 	content := plan.BackupScope(deletions)
-	step.Namespace, step.Namespaces, step.Resources = v.namespace, content.Namespaces, content.Resources
+	step.Namespace, step.Namespaces, step.Resources = v.Namespace, content.Namespaces, content.Resources
 	step.Name = plan.BackupName(b.kind.Subject.Kind, b.subject.GetNamespace(), b.subject.GetName(), b.subject.GetUID())
 	step.Message = fmt.Sprintf("a Velero Backup of the %d objects to delete is made and verified before the first delete", len(deletions))
 	if err := d.foreseeVelero(ctx, v, step, block); err != nil {
 		return err
 	}
-	return d.foreseeBackupRights(ctx, c, ids, v.namespace, block)
+	return d.foreseeBackupRights(ctx, c, ids, v.Namespace, block)
 }
 
 // foreseeVelero reads the Backup, or else the storage location it would go to.
-func (d *DryRun) foreseeVelero(ctx context.Context, v velero, step *BackupForeseen, block func(*plan.Problem)) error {
+func (d *DryRun) foreseeVelero(ctx context.Context, v velero.Client, step *BackupForeseen, block func(*plan.Problem)) error {
 	var problem *plan.Problem
-	backup, err := v.backup(ctx, step.Name)
+	backup, err := v.Backup(ctx, step.Name)
 	if err == nil && backup == nil {
-		problem, err = v.storageLocation(ctx, d.backupPlan.settings.Velero.StorageLocation)
+		problem, err = v.LocationProblem(ctx, d.backupPlan.settings.Velero.StorageLocation)
 	}
 	switch {
 	case errors.As(err, &problem):
@@ -110,8 +103,8 @@ func (d *DryRun) foreseeVelero(ctx context.Context, v velero, step *BackupForese
 	case err != nil:
 		return err
 	case backup != nil:
-		step.Phase, _, _ = unstructured.NestedString(backup.Object, "status", "phase")
-		step.Message = fmt.Sprintf("Velero's Backup %s/%s exists (%s): the run waits for it and verifies it before the first delete", v.namespace, step.Name, phaseOrNew(step.Phase))
+		step.Phase = backup.Phase
+		step.Message = fmt.Sprintf("Velero's Backup %s/%s exists (%s): the run waits for it and verifies it before the first delete", v.Namespace, step.Name, phaseOrNew(step.Phase))
 		problem = plan.GateOnBackup(step.Name, step.Phase).Problem
 	}
 	if problem != nil {
@@ -127,21 +120,21 @@ func (d *DryRun) foreseeBackupRights(ctx context.Context, c client.Client, ids [
 		return nil // identities() said why in a note
 	}
 	var missing []string
-	for _, r := range backupRights {
+	for _, r := range velero.Rights {
 		allowed := false
 		for _, id := range ids {
-			review := rbac.AccessReview(id, authorizationv1.ResourceAttributes{Verb: r.verb, Group: "velero.io", Resource: r.resource, Namespace: namespace})
+			review := rbac.AccessReview(id, authorizationv1.ResourceAttributes{Verb: r.Verb, Group: "velero.io", Resource: r.Resource, Namespace: namespace})
 			if err := c.Create(ctx, review); err != nil {
 				if apierrors.IsForbidden(err) {
 					d.Notes = append(d.Notes, "csv-cleaner's rights in Velero's namespace were not checked: "+err.Error())
 					return nil
 				}
-				return fmt.Errorf("asking whether %s may %s velero.io/%s in %s: %w", id, r.verb, r.resource, namespace, err)
+				return fmt.Errorf("asking whether %s may %s velero.io/%s in %s: %w", id, r.Verb, r.Resource, namespace, err)
 			}
 			allowed = allowed || review.Status.Allowed
 		}
 		if !allowed {
-			missing = append(missing, r.verb+" "+r.resource)
+			missing = append(missing, r.Verb+" "+r.Resource)
 		}
 	}
 	if len(missing) > 0 {

@@ -1,4 +1,4 @@
-package cleanup
+package velero
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func gzipped(t *testing.T, s string) []byte {
@@ -57,6 +58,33 @@ func TestDownload(t *testing.T) {
 				t.Fatalf("download: %v", err)
 			case tt.wantErr == "" && !reflect.DeepEqual(got, tt.want):
 				t.Errorf("download = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestListRequestName keeps one DownloadRequest name for five minutes, so
+// that a request asked for while the Backup runs is the one read once it
+// is Completed, and a new one after, while the old one's URL still works.
+func TestListRequestName(t *testing.T) {
+	base := time.Date(2026, 11, 26, 20, 0, 0, 0, time.UTC) // a slot's start
+	tests := []struct {
+		name string
+		a, b time.Time
+		same bool
+	}{
+		{"same second", base, base, true},
+		{"within the slot", base, base.Add(4*time.Minute + 59*time.Second), true},
+		{"the next slot", base.Add(4 * time.Minute), base.Add(5 * time.Minute), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := ListRequestName("csv-cleaner-x-1", tt.a), ListRequestName("csv-cleaner-x-1", tt.b)
+			if (a == b) != tt.same {
+				t.Errorf("ListRequestName at %s = %q, at %s = %q; same = %v, want %v", tt.a, a, tt.b, b, a == b, tt.same)
+			}
+			if !strings.HasPrefix(a, "csv-cleaner-x-1-list-") {
+				t.Errorf("ListRequestName = %q, want it to begin with the Backup's name", a)
 			}
 		})
 	}
