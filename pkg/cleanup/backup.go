@@ -96,7 +96,9 @@ func (u *Uninstall) gate(ctx context.Context, tool backupTool, namespace string)
 				return false, err
 			}
 		}
-		u.waitOnBackup(fmt.Sprintf("Waiting for Velero's Backup %s/%s (%s, %d items so far) before anything is deleted", namespace, name, phaseOrNew(backup.Phase), backup.Items),
+		// The message names the phase, not the items so far: it changes, and
+		// the record is written, when the phase does, not at every look.
+		u.waitOnBackup(fmt.Sprintf("Waiting for Velero's Backup %s/%s (%s) before anything is deleted", namespace, name, phaseOrNew(backup.Phase)),
 			now.Sub(backup.Created))
 		return false, nil
 	}

@@ -172,8 +172,10 @@ type Step struct {
 // Run runs the steps in order and stops at the first that is not done.
 // The steps name what they keep afresh in each pass, and the record is
 // written once, at the end, with what they came to: a block (with the Event
-// and metric on a transition), a wait, or a failed attempt. proceed is true
-// only when every step is done; otherwise res and err are the reconcile's.
+// and metric on a transition), a wait, or a failed attempt (a step may
+// write it before it acts, as the backup gate does when it opens). proceed
+// is true only when every step is done; otherwise res and err are the
+// reconcile's.
 func (u *Uninstall) Run(ctx context.Context, steps ...Step) (proceed bool, res ctrl.Result, _ error) {
 	rec, log := u.rec, logr.FromContextOrDiscard(ctx)
 	rec.keptOn = true

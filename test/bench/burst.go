@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
@@ -70,11 +72,11 @@ func (b *burstTimes) note(m map[types.NamespacedName]time.Time, key types.Namesp
 func (e *Env) watchBurst(ctx context.Context, id string) (*burstTimes, error) {
 	b := &burstTimes{deleting: map[types.NamespacedName]time.Time{}, recorded: map[types.NamespacedName]time.Time{},
 		firstSeen: map[types.NamespacedName]string{}, gone: map[types.NamespacedName]time.Time{}}
-	csvs, err := e.Dynamic.Resource(csvGVR).Watch(ctx, metav1.ListOptions{LabelSelector: "bench=" + id})
+	csvs, err := e.retryWatch(ctx, csvGVR, "bench="+id)
 	if err != nil {
 		return nil, fmt.Errorf("watching CSVs: %w", err)
 	}
-	records, err := e.Dynamic.Resource(recordGVR).Watch(ctx, metav1.ListOptions{})
+	records, err := e.retryWatch(ctx, recordGVR, "")
 	if err != nil {
 		csvs.Stop()
 		return nil, fmt.Errorf("watching CSVCleanups: %w", err)
@@ -117,6 +119,23 @@ func (e *Env) watchBurst(ctx context.Context, id string) (*burstTimes, error) {
 		}
 	}()
 	return b, nil
+}
+
+// retryWatch watches gvr's objects matching selector from now on, and
+// watches again from the last revision it saw whenever the API server ends
+// the watch: a plain watch that ends loses the events until it is
+// restarted, and the burst would wait for deletions it never hears of.
+func (e *Env) retryWatch(ctx context.Context, gvr schema.GroupVersionResource, selector string) (watch.Interface, error) {
+	list, err := e.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: selector, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	return watchtools.NewRetryWatcherWithContext(ctx, list.GetResourceVersion(), &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.LabelSelector = selector
+			return e.Dynamic.Resource(gvr).Watch(ctx, opts)
+		},
+	})
 }
 
 // MeasureBurst installs csvs operators, each owning one CRD with perCSV
