@@ -7,23 +7,11 @@ import (
 )
 
 // TestBackupPlans: what the Backup was made of is given once, to the
-// verification; the resource list is asked for once per request name.
+// verification.
 func TestBackupPlans(t *testing.T) {
 	var b backupPlans
 	d := []plan.Deletion{{Group: "example.com", Kind: "Widget", Namespace: "a", Name: "w1"}}
 	b.keep("u1", d)
-	if !b.askList("u1", "list-1") {
-		t.Error("askList(list-1) = false the first time, want true")
-	}
-	if b.askList("u1", "list-1") {
-		t.Error("askList(list-1) = true a second time, want false: it was asked")
-	}
-	if !b.askList("u1", "list-2") {
-		t.Error("askList(list-2) = false, want true: a new slot's request is asked")
-	}
-	if !b.askList("u2", "list-1") {
-		t.Error("askList for another uninstall = false, want true")
-	}
 	if got := b.take("u1"); len(got) != 1 || got[0] != d[0] {
 		t.Errorf("take(u1) = %v, want %v", got, d)
 	}

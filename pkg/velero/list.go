@@ -37,14 +37,12 @@ func ListRequestName(backup string, now time.Time) string {
 	return backup + "-list-" + strconv.FormatInt(now.Unix()/int64(downloadSlot/time.Second), 36)
 }
 
-// RequestList asks Velero for the URL of the Backup's resource list (a
-// DownloadRequest of kind BackupResourceList named for the slot of now),
-// unless it was asked already. Velero presigns the URL without looking
-// for the file, so it may be asked while the Backup runs and read once it
-// is Completed; but only once Velero has begun the Backup (a phase past
-// New): a request it processes before it has the Backup in its cache, or
-// before it has named the Backup's location, it answers never.
-func (c Client) RequestList(ctx context.Context, backup string, now time.Time) error {
+// requestList asks Velero for the URL of the Backup's resource list (a
+// DownloadRequest of kind BackupResourceList named for the slot of now).
+// Ask once the Backup is Completed: Velero answers from its cache, and a
+// request it reads before its cached Backup names the storage location it
+// drops, unanswered for good.
+func (c Client) requestList(ctx context.Context, backup string, now time.Time) error {
 	dr := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
 		"target": map[string]any{"kind": "BackupResourceList", "name": backup}}}}
 	dr.SetGroupVersionKind(downloadRequestKind)
@@ -68,7 +66,7 @@ func (c Client) ResourceList(ctx context.Context, b *Backup, now time.Time) (lis
 	err := c.Live.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: ListRequestName(b.Name, now)}, dr)
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, false, c.RequestList(ctx, b.Name, now)
+		return nil, false, c.requestList(ctx, b.Name, now)
 	case err != nil:
 		return nil, false, absent(fmt.Errorf("reading Velero's DownloadRequest %s/%s: %w", c.Namespace, dr.GetName(), err))
 	}
