@@ -88,13 +88,10 @@ func (u *Uninstall) gate(ctx context.Context, tool backupTool, namespace string)
 	case gate.Problem != nil:
 		return false, gate.Problem
 	case gate.Wait:
-		// The list's URL is asked for once the Backup is Completed, not
-		// while it runs: with real Velero, a request made while a short
-		// Backup ran was never answered (it answers from its cache, and
-		// drops a request it reads before its cached Backup names the
-		// storage location: the likely cause).
-		// The message names the phase, not the items so far: it changes, and
-		// the record is written, when the phase does, not at every look.
+		// The message names the phase, not the items so far: it changes,
+		// and the record is written, when the phase does, not at every
+		// look. The list's URL is asked for only once the Backup is
+		// Completed (pkg/velero's requestList says why).
 		u.waitOnBackup(fmt.Sprintf("Waiting for Velero's Backup %s/%s (%s) before anything is deleted", namespace, name, phaseOrNew(backup.Phase)),
 			now.Sub(backup.Created))
 		return false, nil

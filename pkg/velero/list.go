@@ -31,9 +31,9 @@ const (
 	maxResourceList = 256 << 20
 )
 
-// ListRequestName names the DownloadRequest of a Backup's resource list in
+// listRequestName names the DownloadRequest of a Backup's resource list in
 // the slot of now.
-func ListRequestName(backup string, now time.Time) string {
+func listRequestName(backup string, now time.Time) string {
 	return backup + "-list-" + strconv.FormatInt(now.Unix()/int64(downloadSlot/time.Second), 36)
 }
 
@@ -47,7 +47,7 @@ func (c Client) requestList(ctx context.Context, backup string, now time.Time) e
 		"target": map[string]any{"kind": "BackupResourceList", "name": backup}}}}
 	dr.SetGroupVersionKind(downloadRequestKind)
 	dr.SetNamespace(c.Namespace)
-	dr.SetName(ListRequestName(backup, now))
+	dr.SetName(listRequestName(backup, now))
 	dr.SetLabels(map[string]string{ManagedByLabel: ManagedBy})
 	if err := c.Writer.Create(ctx, dr); err != nil && !apierrors.IsAlreadyExists(err) {
 		return absent(fmt.Errorf("asking Velero for the resource list of Backup %s: %w", backup, err))
@@ -63,7 +63,7 @@ func (c Client) requestList(ctx context.Context, backup string, now time.Time) e
 func (c Client) ResourceList(ctx context.Context, b *Backup, now time.Time) (list map[string][]string, ready bool, _ error) {
 	dr := &unstructured.Unstructured{}
 	dr.SetGroupVersionKind(downloadRequestKind)
-	err := c.Live.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: ListRequestName(b.Name, now)}, dr)
+	err := c.Live.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: listRequestName(b.Name, now)}, dr)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, false, c.requestList(ctx, b.Name, now)

@@ -79,12 +79,12 @@ func TestListRequestName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, b := ListRequestName("csv-cleaner-x-1", tt.a), ListRequestName("csv-cleaner-x-1", tt.b)
+			a, b := listRequestName("csv-cleaner-x-1", tt.a), listRequestName("csv-cleaner-x-1", tt.b)
 			if (a == b) != tt.same {
-				t.Errorf("ListRequestName at %s = %q, at %s = %q; same = %v, want %v", tt.a, a, tt.b, b, a == b, tt.same)
+				t.Errorf("listRequestName at %s = %q, at %s = %q; same = %v, want %v", tt.a, a, tt.b, b, a == b, tt.same)
 			}
 			if !strings.HasPrefix(a, "csv-cleaner-x-1-list-") {
-				t.Errorf("ListRequestName = %q, want it to begin with the Backup's name", a)
+				t.Errorf("listRequestName = %q, want it to begin with the Backup's name", a)
 			}
 		})
 	}
