@@ -3,6 +3,7 @@ package cleanup
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
@@ -22,12 +24,13 @@ import (
 // age so far, so that the wait adds about 2 % to what the backup takes,
 // within these bounds (some 70 reads of a Backup that takes 7 s, one every
 // 5 s after the first 4 minutes); a DownloadRequest, which Velero answers
-// at once, at downloadPoll.
+// at once, every downloadPoll within the pass, for up to downloadWait.
 const (
 	backupPollMin = 100 * time.Millisecond
 	backupPollMax = 5 * time.Second
 	backupPollDiv = 50
-	downloadPoll  = 50 * time.Millisecond
+	downloadPoll  = 20 * time.Millisecond
+	downloadWait  = 2 * time.Second
 )
 
 // backupTool is what the gate asks of the tool that makes the backups:
@@ -96,12 +99,12 @@ func (u *Uninstall) gate(ctx context.Context, tool backupTool, namespace string)
 			now.Sub(backup.Created))
 		return false, nil
 	}
-	list, ready, err := tool.ResourceList(ctx, backup, now)
+	list, ready, err := u.resourceList(ctx, tool, backup, now)
 	if err != nil {
 		return false, err
 	}
 	if !ready {
-		u.waitNote, u.poll = fmt.Sprintf("Waiting for the resource list of Velero's Backup %s/%s before anything is deleted", namespace, name), downloadPoll
+		u.waitNote, u.poll = fmt.Sprintf("Waiting for the resource list of Velero's Backup %s/%s before anything is deleted", namespace, name), backupPollMin
 		return false, nil
 	}
 	deletions, err := u.verifiedDeletions(ctx, name, list)
@@ -120,18 +123,41 @@ func (u *Uninstall) gate(ctx context.Context, tool backupTool, namespace string)
 	return true, nil
 }
 
-// makeBackup makes the uninstall's Backup of what its plan deletes, once
-// Velero's storage location is Available, and waits for it. An uninstall
-// that deletes nothing needs no Backup: the gate is open (done).
+// resourceList is the completed Backup's resource list. Velero answers the
+// request for it in tens of milliseconds: the pass waits for the answer
+// (looking every downloadPoll, up to downloadWait) rather than end and
+// read everything again in the next; ready is false if it has not come.
+func (u *Uninstall) resourceList(ctx context.Context, tool backupTool, backup *velero.Backup, now time.Time) (map[string][]string, bool, error) {
+	var list map[string][]string
+	err := wait.PollUntilContextTimeout(ctx, downloadPoll, downloadWait, true, func(ctx context.Context) (bool, error) {
+		l, ready, err := tool.ResourceList(ctx, backup, now)
+		list = l
+		return ready, err
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return nil, false, nil
+	}
+	return list, err == nil, err
+}
+
+// makeBackup makes the uninstall's Backup, once Velero's storage location
+// is Available, of every instance of the kinds whose instances it deletes
+// in its targets and of its other deletions (a PlanKinds plan), then plans
+// the instances while Velero backs them up: the verification checks the
+// Backup against that plan, and the listing is off the gate's path. An
+// uninstall that deletes nothing needs no Backup: the gate is open (done).
 func (u *Uninstall) makeBackup(ctx context.Context, tool backupTool, namespace, name string) (done bool, _ error) {
 	began := time.Now()
-	deletions, err := u.plannedDeletions(ctx)
+	kinds, err := u.planned(ctx, PlanKinds)
 	if err != nil {
 		return false, err
 	}
-	if len(deletions) == 0 {
-		now := metav1.Now()
-		u.rec.st.Backup = &cleanupv1alpha1.BackupStatus{Tool: cleanupv1alpha1.BackupToolVelero, Namespace: namespace, Verified: true, VerifiedTime: &now}
+	content, err := kinds.backupContent(pluralOf(u.e.Client.RESTMapper()))
+	if err != nil {
+		return false, fmt.Errorf("naming what the backup must hold: %w", err)
+	}
+	if content.Empty() {
+		u.openWithoutBackup(namespace, "")
 		return true, nil
 	}
 	problem, err := tool.LocationProblem(ctx, u.settings.Backup.Velero.StorageLocation)
@@ -141,17 +167,51 @@ func (u *Uninstall) makeBackup(ctx context.Context, tool backupTool, namespace, 
 	if problem != nil {
 		return false, problem
 	}
-	content := plan.BackupScope(deletions)
-	logr.FromContextOrDiscard(ctx).Info("Creating Velero's Backup of what the uninstall will delete", "backup", klog.KRef(namespace, name),
-		"planned", len(deletions), "planTook", time.Since(began).Round(time.Millisecond).String(), "namespaces", len(content.Namespaces), "resources", content.Resources)
+	log := logr.FromContextOrDiscard(ctx)
+	log.Info("Creating Velero's Backup of what the uninstall will delete", "backup", klog.KRef(namespace, name),
+		"planTook", time.Since(began).Round(time.Millisecond).String(), "namespaces", content.Namespaces, "resources", content.Resources)
 	if err := tool.CreateBackup(ctx, name, velero.Owner{UID: u.subject.GetUID(), Title: u.owner.Title()}, content, u.settings.Backup.Velero); err != nil {
 		return false, err
 	}
-	u.e.backups.keep(u.subject.GetUID(), deletions)
 	u.noteBackup(namespace, name, "", 0)
-	u.Event(corev1.EventTypeNormal, "BackupCreated", "Backup", "Created Velero's Backup %s/%s of the %d objects the uninstall will delete; nothing is deleted before it is complete and verified", namespace, name, len(deletions))
+	u.Event(corev1.EventTypeNormal, "BackupCreated", "Backup", "Created Velero's Backup %s/%s of %s; nothing is deleted before it is complete and holds every object the uninstall deletes",
+		namespace, name, describeContent(content))
 	u.waitOnBackup(fmt.Sprintf("Waiting for Velero's Backup %s/%s (New) before anything is deleted", namespace, name), 0)
+
+	listed := time.Now()
+	deletions, err := u.plannedDeletions(ctx)
+	if err != nil {
+		return false, err
+	}
+	log.Info("Planned the uninstall while Velero backs it up", "backup", klog.KRef(namespace, name), "planned", len(deletions),
+		"planTook", time.Since(listed).Round(time.Millisecond).String())
+	if len(deletions) == 0 {
+		u.openWithoutBackup(namespace, name)
+		return true, nil
+	}
+	u.e.backups.keep(u.subject.GetUID(), deletions)
 	return false, nil
+}
+
+// openWithoutBackup opens the gate of an uninstall that deletes nothing,
+// whose Backup (name, when one was made) holds nothing it needs.
+func (u *Uninstall) openWithoutBackup(namespace, name string) {
+	now := metav1.Now()
+	u.rec.st.Backup = &cleanupv1alpha1.BackupStatus{Tool: cleanupv1alpha1.BackupToolVelero, Namespace: namespace, Name: name, Verified: true, VerifiedTime: &now}
+}
+
+// describeContent says, for a person, what a Backup includes.
+func describeContent(c plan.BackupContent) string {
+	where := fmt.Sprintf("%d namespaces", len(c.Namespaces))
+	switch {
+	case slices.Equal(c.Namespaces, []string{plan.EveryNamespace}):
+		where = "every namespace"
+	case len(c.Namespaces) == 1:
+		where = "namespace " + c.Namespaces[0]
+	case len(c.Namespaces) == 0:
+		where = "the cluster"
+	}
+	return fmt.Sprintf("%s in %s", strings.Join(c.Resources, ", "), where)
 }
 
 // verifiedDeletions checks the Backup's resource list against what the
@@ -177,9 +237,19 @@ func (u *Uninstall) verifiedDeletions(ctx context.Context, name string, list map
 }
 
 // plannedDeletions are the objects the owner's uninstall deletes, as its
-// plan says now. A plan that cannot tell them all blocks the gate.
+// plan says now.
 func (u *Uninstall) plannedDeletions(ctx context.Context) ([]plan.Deletion, error) {
-	d, err := u.owner.Plan(ctx, u.now)
+	d, err := u.planned(ctx, PlanAll)
+	if err != nil {
+		return nil, err
+	}
+	return plan.DeletionsOf(d.Items, pluralOf(u.e.Client.RESTMapper()))
+}
+
+// planned is the owner's plan to depth, as it is now. A plan that cannot
+// tell everything the uninstall deletes blocks the gate.
+func (u *Uninstall) planned(ctx context.Context, depth PlanDepth) (*DryRun, error) {
+	d, err := u.owner.Plan(ctx, u.now, depth)
 	if err != nil {
 		return nil, fmt.Errorf("planning what the backup must hold: %w", err)
 	}
@@ -204,7 +274,18 @@ func (u *Uninstall) plannedDeletions(ctx context.Context) ([]plan.Deletion, erro
 	default:
 		return nil, fmt.Errorf("planning what the backup must hold: the plan says %s (%s)", d.Verdict, d.Message)
 	}
-	return plan.DeletionsOf(d.Items, pluralOf(u.e.Client.RESTMapper()))
+	return d, nil
+}
+
+// backupContent is what the Backup of the plan's uninstall includes: its
+// kinds in its targets, and its other deletions (at PlanAll its instances
+// too, which add nothing the kinds in the targets do not hold).
+func (d *DryRun) backupContent(plural func(group, kind string) (string, error)) (plan.BackupContent, error) {
+	others, err := plan.DeletionsOf(d.Items, plural)
+	if err != nil {
+		return plan.BackupContent{}, err
+	}
+	return plan.BackupScopeOfKinds(d.kinds, d.targets, others), nil
 }
 
 // pluralOf names a kind's resource, as the API server serves it (mapper's).
@@ -238,7 +319,12 @@ func (u *Uninstall) noteBackup(namespace, name, phase string, items int64) *clea
 // fiftieth of the time the backup has taken so far.
 func (u *Uninstall) waitOnBackup(msg string, running time.Duration) {
 	u.waitNote = msg
-	u.poll = min(max(running/backupPollDiv, backupPollMin), backupPollMax)
+	u.poll = backupPoll(running)
+}
+
+// backupPoll is when to look again at a Backup running for so long.
+func backupPoll(running time.Duration) time.Duration {
+	return min(max(running/backupPollDiv, backupPollMin), backupPollMax)
 }
 
 // phaseOrNew is a Backup's phase, New before Velero has set one.
@@ -258,7 +344,7 @@ func restoreCommand(st *cleanupv1alpha1.BackupStatus) string {
 // gated the uninstall.
 func undoNote(st *cleanupv1alpha1.UninstallStatus) string {
 	b := st.Backup
-	if b == nil || !b.Verified || b.Name == "" {
+	if b == nil || !b.Verified || b.Name == "" || b.Planned == 0 {
 		return ""
 	}
 	return fmt.Sprintf("; Velero's Backup %s/%s holds everything it deleted: to undo, reinstall the operator, then %s", b.Namespace, b.Name, restoreCommand(b))

@@ -20,8 +20,10 @@
 // access.go, refusal.go, conversion.go); the deletion's revision and the
 // operands of its second (revision.go, revisionsearch.go,
 // deletionsecond.go); the backup gate, which deletes nothing before a
-// backup holds what the uninstall deletes (backup.go, backupplans.go; the
-// tool, Velero, is pkg/velero behind backupTool); Events and metrics
+// backup holds what the uninstall deletes (backup.go, backupplans.go, and
+// backupwait.go, the look at a running Backup that a controller asks before
+// it reads anything else; the tool, Velero, is pkg/velero behind
+// backupTool); Events and metrics
 // (events.go, metrics.go); the client's configuration (client.go,
 // retry.go); and the dry run's items
 // and its foresight of refusals, which `csv-cleaner plan` prints

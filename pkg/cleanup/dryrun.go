@@ -59,7 +59,24 @@ type DryRun struct {
 	accessDenied bool
 	// verdictMessage is the verdict's message before settle.
 	verdictMessage string
+	// kinds are the CRDs whose instances the uninstall deletes, in
+	// targets: the gate's Backup includes them (backupContent).
+	kinds   []plan.CRDScope
+	targets plan.NamespaceSet
 }
+
+// PlanDepth is how far a plan reads.
+type PlanDepth int
+
+const (
+	// PlanAll lists and decides every instance: what `csv-cleaner plan`
+	// prints, and what the backup gate verifies a Backup against.
+	PlanAll PlanDepth = iota
+	// PlanKinds reads all but the instances: it says which kinds' instances
+	// the uninstall deletes, and where, as the Backup made before they are
+	// listed includes them (plan.BackupScopeOfKinds).
+	PlanKinds
+)
 
 // DryRunItem is one object and what the uninstall would do with it: the
 // item pkg/plan decides, which the uninstall carries out.

@@ -78,7 +78,11 @@ func (d *DryRun) foreseeBackup(ctx context.Context, c client.Client, ids []rbac.
 		return nil
 	}
 	v := velero.Client{Live: c, Namespace: b.settings.Velero.Namespace}
-	content := plan.BackupScope(deletions)
+	content, err := d.backupContent(pluralOf(c.RESTMapper()))
+	if err != nil {
+		d.Notes = append(d.Notes, "the backup could not be foreseen: "+err.Error())
+		return nil
+	}
 	step.Namespace, step.Namespaces, step.Resources = v.Namespace, content.Namespaces, content.Resources
 	step.Name = plan.BackupName(b.kind.Subject.Kind, b.subject.GetNamespace(), b.subject.GetName(), b.subject.GetUID())
 	step.Message = fmt.Sprintf("a Velero Backup of the %d objects to delete is made and verified before the first delete", len(deletions))

@@ -23,6 +23,9 @@ type Instances struct {
 	// OperatorUnavailable says why the operator is unavailable, nil while it
 	// runs; read only when a kind's conversion webhook fails.
 	OperatorUnavailable func(context.Context) (*plan.Problem, error)
+	// Depth PlanKinds lists no instance: the plan keeps the kinds whose
+	// instances the uninstall deletes (those not kept whole), and where.
+	Depth PlanDepth
 }
 
 // Unread is a kind whose instances the plan could not read: why, and what
@@ -46,8 +49,18 @@ const ReadFailed = "ReadFailed"
 // reason and the API server's message, the run's conversion step is an
 // item, and the verdict says what the run meets there (unreadable). It
 // returns the kinds of which it keeps some instance (a kind it could not
-// read counts as keeping some).
+// read counts as keeping some). At PlanKinds it lists nothing and keeps
+// the kinds it would list.
 func (d *DryRun) AddInstances(ctx context.Context, g Gatherer, in Instances) (map[string]bool, error) {
+	d.targets = in.Decide.Targets
+	for _, s := range in.Scopes {
+		if s.CRD != nil && s.KeepReason == "" && in.Decide.Orphan == "" {
+			d.kinds = append(d.kinds, s)
+		}
+	}
+	if in.Depth == PlanKinds {
+		return map[string]bool{}, nil // what is kept is not known: the CRDs' fate is planned as if nothing were
+	}
 	revision, from, err := g.RecordedRevision(ctx, in.Subject)
 	if err != nil {
 		return nil, err

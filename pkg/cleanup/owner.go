@@ -35,9 +35,10 @@ type Owner interface {
 	// Release removes csv-cleaner's finalizer from it: an uninstall's last step.
 	Release(ctx context.Context) error
 	// Plan is what its uninstall deletes and keeps as the cluster is now
-	// (what `csv-cleaner plan` prints): the backup gate backs up and
-	// verifies its deletions.
-	Plan(ctx context.Context, now time.Time) (*DryRun, error)
+	// (what `csv-cleaner plan` prints, at PlanAll): the backup gate makes
+	// its Backup of a PlanKinds plan's kinds, then verifies the Backup
+	// against a PlanAll plan's deletions.
+	Plan(ctx context.Context, now time.Time, depth PlanDepth) (*DryRun, error)
 }
 
 // RecordKind is a kind of owner and of its uninstall record: a CSV has a

@@ -39,6 +39,14 @@ func (p *pendingRecords) drop(uid types.UID) {
 	delete(p.csv, uid)
 }
 
+// has reports whether a status of the owner's record waits to be written.
+func (p *pendingRecords) has(uid types.UID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.csv[uid]
+	return ok
+}
+
 // apply puts the owner's pending status, if any, into rec: its base stays the
 // record as stored, so that the next write carries what the failed one did.
 func (p *pendingRecords) apply(rec *record) {

@@ -16,7 +16,8 @@ import (
 )
 
 // reconcileDelete is one pass of a deleting CSV's uninstall, a straight
-// line: read the CSV live, open its record, classify the deletion (a copy,
+// line: read the CSV live (a pass while its Backup runs stops there:
+// Engine.WaitingOnBackup), open its record, classify the deletion (a copy,
 // an upgrade or a reinstall is released at once, Skipped), start the
 // record, run the steps (the backup gate, operands, cluster RBAC and
 // webhooks, CRDs), then release the CSV, last. The record says Releasing before the finalizer's
@@ -37,6 +38,11 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 	var settings plan.Settings
 	if policy != nil {
 		settings = plan.SettingsOf(policy)
+	}
+	if policy != nil {
+		if requeue, waiting := r.WaitingOnBackup(ctx, cleanup.CSVs, csv, settings); waiting {
+			return ctrl.Result{RequeueAfter: requeue}, nil
+		}
 	}
 	o := &owner{r: r, csv: csv}
 	u, err := r.Open(ctx, o, settings, now, false)

@@ -40,6 +40,6 @@ func (o *owner) Release(ctx context.Context) error {
 }
 
 // Plan is what the CSV's uninstall deletes and keeps now, read live.
-func (o *owner) Plan(ctx context.Context, now time.Time) (*cleanup.DryRun, error) {
-	return PlanUninstall(ctx, o.r.APIReader, objects.Key(o.csv), now)
+func (o *owner) Plan(ctx context.Context, now time.Time, depth cleanup.PlanDepth) (*cleanup.DryRun, error) {
+	return planUninstall(ctx, o.r.APIReader, objects.Key(o.csv), now, depth)
 }

@@ -23,6 +23,11 @@ import (
 // which the uninstall carries out. It only reads. A CSV that is not being
 // deleted is planned as if it were deleted now.
 func PlanUninstall(ctx context.Context, reader client.Reader, key types.NamespacedName, now time.Time) (*cleanup.DryRun, error) {
+	return planUninstall(ctx, reader, key, now, cleanup.PlanAll)
+}
+
+// planUninstall is PlanUninstall read to depth.
+func planUninstall(ctx context.Context, reader client.Reader, key types.NamespacedName, now time.Time, depth cleanup.PlanDepth) (*cleanup.DryRun, error) {
 	g := gatherer{cleanup.Gatherer{Live: reader, Cached: reader}}
 	csv := &operatorsv1alpha1.ClusterServiceVersion{}
 	if err := reader.Get(ctx, key, csv); err != nil {
@@ -75,7 +80,7 @@ func PlanUninstall(ctx context.Context, reader client.Reader, key types.Namespac
 	decide := plan.OperandInput{Targets: operands.Targets, DeletionTime: *csv.DeletionTimestamp, Orphan: orphan,
 		Timeout: plan.TimeoutOf(settings, csv.DeletionTimestamp.Time, now)}
 	keptKinds, err := out.AddInstances(ctx, g.Gatherer, cleanup.Instances{Subject: csv, Scopes: operands.Scopes, Decide: decide, Settings: settings,
-		OperatorUnavailable: func(ctx context.Context) (*plan.Problem, error) { return g.OperatorUnavailable(ctx, csv) }})
+		OperatorUnavailable: func(ctx context.Context) (*plan.Problem, error) { return g.OperatorUnavailable(ctx, csv) }, Depth: depth})
 	if err != nil {
 		return nil, err
 	}

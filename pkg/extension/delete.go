@@ -18,7 +18,8 @@ import (
 )
 
 // reconcileDelete is one pass of a deleting extension's uninstall, a
-// straight line: read it live, gather what the decisions read, open its
+// straight line: read it live (a pass while its Backup runs stops there:
+// Engine.WaitingOnBackup), gather what the decisions read, open its
 // record, classify the deletion (the cascade), start the record, run the
 // steps (the backup gate, the instances of its CRDs, then the CRDs' fate), then release the
 // extension, last. The record says Releasing before the finalizer's
@@ -39,6 +40,11 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached *metav1.Partial
 	var settings plan.Settings
 	if policy != nil {
 		settings = plan.SettingsOf(policy)
+	}
+	if policy != nil && verdict.SkipReason == "" {
+		if requeue, waiting := r.Engine.WaitingOnBackup(ctx, cleanup.Extensions, ext, settings); waiting {
+			return ctrl.Result{RequeueAfter: requeue}, nil
+		}
 	}
 	in, err := r.gather(ctx, ext)
 	if err != nil {

@@ -42,6 +42,6 @@ func (o *owner) Release(ctx context.Context) error {
 }
 
 // Plan is what the extension's uninstall deletes and keeps now, read live.
-func (o *owner) Plan(ctx context.Context, now time.Time) (*cleanup.DryRun, error) {
-	return Plan(ctx, o.r.APIReader, o.ext.Name, now)
+func (o *owner) Plan(ctx context.Context, now time.Time, depth cleanup.PlanDepth) (*cleanup.DryRun, error) {
+	return planTo(ctx, o.r.APIReader, o.ext.Name, now, depth)
 }

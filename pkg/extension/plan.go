@@ -23,6 +23,11 @@ import (
 // RBAC, webhooks, release Secret) is not listed: csv-cleaner does not
 // delete it.
 func Plan(ctx context.Context, reader client.Reader, name string, now time.Time) (*cleanup.DryRun, error) {
+	return planTo(ctx, reader, name, now, cleanup.PlanAll)
+}
+
+// planTo is Plan read to depth.
+func planTo(ctx context.Context, reader client.Reader, name string, now time.Time, depth cleanup.PlanDepth) (*cleanup.DryRun, error) {
 	ext := &ocv1.ClusterExtension{}
 	if err := reader.Get(ctx, client.ObjectKey{Name: name}, ext); err != nil {
 		return nil, fmt.Errorf("getting ClusterExtension %s: %w", name, err)
@@ -72,7 +77,7 @@ func Plan(ctx context.Context, reader client.Reader, name string, now time.Time)
 	decide := plan.OperandInput{Targets: targets, DeletionTime: *ext.DeletionTimestamp, Orphan: orphan,
 		Timeout: plan.TimeoutOf(settings, ext.DeletionTimestamp.Time, now)}
 	keptKinds, err := out.AddInstances(ctx, g, cleanup.Instances{Subject: ext, Scopes: in.scopes, Decide: decide, Settings: settings,
-		OperatorUnavailable: (&Reconciler{APIReader: reader}).operatorUnavailable(ext, in.sets)})
+		OperatorUnavailable: (&Reconciler{APIReader: reader}).operatorUnavailable(ext, in.sets), Depth: depth})
 	if err != nil {
 		return nil, err
 	}

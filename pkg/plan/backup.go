@@ -110,7 +110,7 @@ func DeletionsOf(items []Item, plural func(group, kind string) (string, error)) 
 // never less) and the cluster-scoped ones among them.
 type BackupContent struct {
 	// Namespaces are includedNamespaces, sorted; empty when every deletion
-	// is cluster-scoped.
+	// is cluster-scoped, [EveryNamespace] for every namespace.
 	Namespaces []string
 	// Resources are includedResources (plural.group), sorted.
 	Resources []string
@@ -140,6 +140,55 @@ func BackupScope(deletions []Deletion) BackupContent {
 	slices.Sort(out.Resources)
 	return out
 }
+
+// EveryNamespace is how a Backup's includedNamespaces names every namespace.
+const EveryNamespace = "*"
+
+// BackupScopeOfKinds is what the Backup of an uninstall includes when it is
+// made before the instances are listed (the instances are planned while
+// Velero backs them up): every instance of each kind whose instances the
+// uninstall deletes (kinds: the scopes of CRDs that exist and are not
+// kept), in its targets (EveryNamespace when they are every namespace),
+// and what the other deletions need (cluster RBAC, webhook configurations,
+// CRDs: BackupScope). Every instance the plan then deletes is of one of
+// these kinds in one of these namespaces, so the Backup holds it: more
+// than the deletions, never less (a target namespace that does not exist
+// adds nothing, an instance the plan keeps is backed up all the same).
+func BackupScopeOfKinds(kinds []CRDScope, targets NamespaceSet, others []Deletion) BackupContent {
+	out := BackupScope(others)
+	namespaced := false
+	for _, k := range kinds {
+		resource := k.GVR.Resource
+		if k.GVR.Group != "" {
+			resource += "." + k.GVR.Group
+		}
+		if !slices.Contains(out.Resources, resource) {
+			out.Resources = append(out.Resources, resource)
+		}
+		if !k.Namespaced {
+			out.ClusterScoped = true
+			continue
+		}
+		namespaced = true
+	}
+	switch {
+	case !namespaced:
+	case targets.All():
+		out.Namespaces = []string{EveryNamespace}
+	default:
+		for ns := range targets {
+			if ns != "" && !slices.Contains(out.Namespaces, ns) {
+				out.Namespaces = append(out.Namespaces, ns)
+			}
+		}
+	}
+	slices.Sort(out.Namespaces)
+	slices.Sort(out.Resources)
+	return out
+}
+
+// Empty reports whether the Backup would include nothing: the uninstall deletes nothing.
+func (c BackupContent) Empty() bool { return len(c.Resources) == 0 }
 
 // BackupGate is what an uninstall does with its Backup as Velero reports it.
 type BackupGate struct {

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
@@ -86,6 +88,77 @@ func TestBackupScope(t *testing.T) {
 				t.Errorf("BackupScope = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestBackupScopeOfKinds(t *testing.T) {
+	widgets := CRDScope{Kind: "Widget.example.com", GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, Namespaced: true}
+	gadgets := CRDScope{Kind: "Gadget.example.com", GVR: schema.GroupVersionResource{Group: "example.com", Version: "v2", Resource: "gadgets"}, Namespaced: true}
+	clusters := CRDScope{Kind: "Cluster.example.com", GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "clusters"}}
+	role := Deletion{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole", Resource: "clusterroles", Name: "op"}
+	tests := []struct {
+		name    string
+		kinds   []CRDScope
+		targets NamespaceSet
+		others  []Deletion
+		want    BackupContent
+	}{
+		{name: "no kind and nothing else: nothing to include", targets: AllNamespaces()},
+		{
+			name: "every namespace: the kinds everywhere", kinds: []CRDScope{widgets, gadgets}, targets: AllNamespaces(),
+			want: BackupContent{Namespaces: []string{EveryNamespace}, Resources: []string{"gadgets.example.com", "widgets.example.com"}},
+		},
+		{
+			name: "namespaced targets: those namespaces, never the \"\" beside them", kinds: []CRDScope{widgets}, targets: NewNamespaceSet([]string{"b", "", "a"}),
+			want: BackupContent{Namespaces: []string{"a", "b"}, Resources: []string{"widgets.example.com"}},
+		},
+		{
+			name: "a cluster-scoped kind names no namespace", kinds: []CRDScope{clusters}, targets: NewNamespaceSet([]string{"a"}),
+			want: BackupContent{Resources: []string{"clusters.example.com"}, ClusterScoped: true},
+		},
+		{
+			name: "the other deletions are added", kinds: []CRDScope{widgets, clusters}, targets: NewNamespaceSet([]string{"a"}), others: []Deletion{role},
+			want: BackupContent{Namespaces: []string{"a"}, Resources: []string{"clusterroles.rbac.authorization.k8s.io", "clusters.example.com", "widgets.example.com"}, ClusterScoped: true},
+		},
+		{
+			name: "only other deletions", targets: AllNamespaces(), others: []Deletion{role},
+			want: BackupContent{Resources: []string{"clusterroles.rbac.authorization.k8s.io"}, ClusterScoped: true},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := BackupScopeOfKinds(tt.kinds, tt.targets, tt.others)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("BackupScopeOfKinds = %+v, want %+v", got, tt.want)
+			}
+			if got.Empty() != (len(tt.want.Resources) == 0) {
+				t.Errorf("Empty() = %v for %+v", got.Empty(), got)
+			}
+		})
+	}
+}
+
+// TestBackupScopeOfKindsHoldsThePlan: whatever instances of the kinds the
+// plan deletes in the targets, the Backup made before the plan includes
+// their resources and namespaces.
+func TestBackupScopeOfKindsHoldsThePlan(t *testing.T) {
+	widgets := CRDScope{Kind: "Widget.example.com", GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, Namespaced: true}
+	for _, targets := range []NamespaceSet{AllNamespaces(), NewNamespaceSet([]string{"a", "b"})} {
+		content := BackupScopeOfKinds([]CRDScope{widgets}, targets, nil)
+		planned := BackupScope([]Deletion{
+			{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: "a", Name: "w1"},
+			{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: "b", Name: "w2"},
+		})
+		for _, r := range planned.Resources {
+			if !slices.Contains(content.Resources, r) {
+				t.Errorf("targets %v: the Backup lacks resource %s", targets, r)
+			}
+		}
+		for _, ns := range planned.Namespaces {
+			if !slices.Contains(content.Namespaces, ns) && !slices.Contains(content.Namespaces, EveryNamespace) {
+				t.Errorf("targets %v: the Backup lacks namespace %s", targets, ns)
+			}
+		}
 	}
 }
 

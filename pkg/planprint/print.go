@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -60,7 +61,7 @@ func Table(w io.Writer, d *cleanup.DryRun) error {
 	if b := d.Backup; b != nil {
 		printf("\nBackup:\t%s %s: %s\n", b.Tool, cmp.Or(path(b.Namespace, b.Name), "-"), b.Message)
 		if len(b.Resources) > 0 {
-			printf("\t%d objects; namespaces %s; resources %s\n", b.Planned, cmp.Or(strings.Join(b.Namespaces, ","), "-"), strings.Join(b.Resources, ","))
+			printf("\t%d objects; namespaces %s; resources %s\n", b.Planned, namespaceList(b.Namespaces), strings.Join(b.Resources, ","))
 		}
 	}
 	for _, n := range d.Notes {
@@ -107,4 +108,16 @@ func kinds(n int) string {
 		return "1 kind"
 	}
 	return fmt.Sprintf("%d kinds", n)
+}
+
+// namespaceList names a Backup's namespaces for a person: "-" for none
+// (every object cluster-scoped), "* (every namespace)" for every one.
+func namespaceList(ns []string) string {
+	switch {
+	case len(ns) == 0:
+		return "-"
+	case slices.Equal(ns, []string{plan.EveryNamespace}):
+		return plan.EveryNamespace + " (every namespace)"
+	}
+	return strings.Join(ns, ",")
 }

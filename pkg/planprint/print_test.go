@@ -75,3 +75,26 @@ func TestJSON(t *testing.T) {
 		t.Errorf("read back %+v", back)
 	}
 }
+
+// TestTableOfABackup shows the Backup the run would make, and what it
+// includes: every namespace said so, none shown as -.
+func TestTableOfABackup(t *testing.T) {
+	for _, tt := range []struct {
+		namespaces []string
+		want       string
+	}{
+		{[]string{plan.EveryNamespace}, "namespaces * (every namespace); resources widgets.example.com"},
+		{[]string{"a", "b"}, "namespaces a,b; resources widgets.example.com"},
+		{nil, "namespaces -; resources widgets.example.com"},
+	} {
+		var b bytes.Buffer
+		dry := &cleanup.DryRun{ClusterExtension: "my-extension", Verdict: "Uninstall", Items: []plan.Item{},
+			Backup: &cleanup.BackupForeseen{Tool: "Velero", Namespace: "velero", Name: "csv-cleaner-x", Planned: 2, Namespaces: tt.namespaces, Resources: []string{"widgets.example.com"}}}
+		if err := Table(&b, dry); err != nil {
+			t.Fatal(err)
+		}
+		if out := b.String(); !strings.Contains(out, "velero/csv-cleaner-x") || !strings.Contains(out, "2 objects; "+tt.want) {
+			t.Errorf("namespaces %v:\n%s", tt.namespaces, out)
+		}
+	}
+}

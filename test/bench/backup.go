@@ -60,8 +60,8 @@ var veleroBackupKind = schema.GroupVersionKind{Group: "velero.io", Version: "v1"
 // n resources over 100 namespaces, and an identical set for the floor),
 // with real Velero (its server and AWS plugin, versitygw as its S3 server;
 // test/cluster's harness) started once the CRDs exist. Velero first backs
-// up the extension's resources on its own (a Backup of the same namespaces
-// and resources, by hand), the floor deletes the second set, then the
+// up the extension's resources on its own (the Backup the gate makes, by
+// hand), the floor deletes the second set, then the
 // extension is deleted and csv-cleaner's uninstall, the gate first, is
 // timed to the release.
 func (e *Env) MeasureBackup(ctx context.Context, n int) (Backup, error) {
@@ -98,7 +98,8 @@ func (e *Env) MeasureBackup(ctx context.Context, n int) (Backup, error) {
 		}
 	}
 
-	if res.Velero, err = e.veleroBackup(ctx, "reference-"+id, w.ns, w.ext.CRDs); err != nil {
+	// The gate's Backup of a ClusterExtension: its resources in every namespace.
+	if res.Velero, err = e.veleroBackup(ctx, "reference-"+id, []string{plan.EveryNamespace}, w.ext.CRDs); err != nil {
 		return res, err
 	}
 	if res.Floor, err = e.perObjectFloor(ctx, w.floor); err != nil {

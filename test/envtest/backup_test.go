@@ -87,7 +87,8 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		backups := v.backups(ctx)
 		Expect(backups).To(HaveLen(1))
 		spec := backups[0].Object["spec"].(map[string]any)
-		Expect(spec["includedNamespaces"]).To(ConsistOf(s.ns("a")))
+		// the CSV's target namespaces, made before the Widgets were listed (only a holds one)
+		Expect(spec["includedNamespaces"]).To(ConsistOf(s.ns("a"), s.ns("b")))
 		Expect(spec["includedResources"]).To(ConsistOf("widgets."+s.crd(0).Group, "clusterroles.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io"))
 		Expect(spec["includeClusterResources"]).To(BeTrue())
 		list := v.list(name)
@@ -173,6 +174,24 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		Expect(rec.Status.Message).NotTo(ContainSubstring("velero restore"))
 	})
 
+	It("does not wait on the Backup of kinds that turn out to have no instance, and completes", func(ctx SpecContext) {
+		s := newScenario("bkempty")
+		s.createPolicy(ctx, backupTo("velero-empty"), func(p *cleanupv1alpha1.CleanupPolicySpec) {
+			p.ClusterRBAC, p.Webhooks = cleanupv1alpha1.Orphan, cleanupv1alpha1.Orphan
+		})
+		v := startFakeVelero(ctx, "velero-empty", "Available")
+		v.endIn("") // a Backup made runs for good: the uninstall must not wait on it
+		s.create(ctx)
+		s.waitFinalizer(ctx)
+		name := s.backupName(ctx)
+		s.uninstall(ctx)
+		rec := s.record(ctx)
+		Expect(rec.Status.Phase).To(Equal(cleanupv1alpha1.PhaseCompleted))
+		Expect(rec.Status.Backup).To(HaveValue(And(HaveField("Verified", true), HaveField("Name", name), HaveField("Planned", BeZero()))))
+		Expect(rec.Status.Message).NotTo(ContainSubstring("velero restore"))
+		Expect(v.backups(ctx)).To(HaveLen(1)) // made before the instances were listed, of the Widgets in the CSV's targets
+	})
+
 	It("makes one Backup across a restart while it runs, and keeps an operand created meanwhile", func(ctx SpecContext) {
 		s := newScenario("bkrestart")
 		s.createPolicy(ctx, backupTo("velero-restart"))
@@ -234,6 +253,8 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		Expect(list["apiextensions.k8s.io/v1/CustomResourceDefinition"]).To(ContainElement(s.ext.CRDs[0].Name()))
 		spec := v.backups(ctx)[0].Object["spec"].(map[string]any)
 		Expect(spec["includedResources"]).To(ContainElement("customresourcedefinitions.apiextensions.k8s.io"))
+		// made before the resources were listed: of every namespace, the extension's targets
+		Expect(spec["includedNamespaces"]).To(ConsistOf(plan.EveryNamespace))
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: ext}, &cleanupv1alpha1.ExtensionCleanup{})).To(Succeed())
 	})
 
@@ -282,7 +303,7 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		Expect(dry.Refusals).To(ContainElement(And(HaveField("Kind", "Backup.velero.io"), HaveField("Reason", cleanupv1alpha1.BlockedForbidden))))
 		Expect(dry.Backup).NotTo(BeNil())
 		Expect(*dry.Backup).To(And(HaveField("Namespace", "velero-plan"), HaveField("Name", s.backupName(ctx)), HaveField("Planned", 3),
-			HaveField("Namespaces", ConsistOf(s.ns("a"))), HaveField("Resources", ContainElement("widgets."+s.crd(0).Group))))
+			HaveField("Namespaces", ConsistOf(s.ns("a"), s.ns("b"))), HaveField("Resources", ContainElement("widgets."+s.crd(0).Group))))
 
 		By("making the storage location Available and giving csv-cleaner manifests/velero's Role")
 		v.setLocation(ctx, "Available")

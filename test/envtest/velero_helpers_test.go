@@ -220,7 +220,7 @@ func (v *fakeVelero) take(ctx context.Context, b *unstructured.Unstructured, lea
 		for _, o := range objects.Items {
 			switch {
 			case o.Namespace == "" && !clusterToo:
-			case o.Namespace != "" && len(namespaces) > 0 && !slices.Contains(namespaces, o.Namespace):
+			case o.Namespace != "" && len(namespaces) > 0 && !slices.Contains(namespaces, "*") && !slices.Contains(namespaces, o.Namespace):
 			case o.Namespace == "":
 				add(key, o.Name)
 			default:

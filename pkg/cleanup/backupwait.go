@@ -1,0 +1,53 @@
+package cleanup
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+)
+
+// WaitingOnBackup is the pass of an owner's uninstall that only looks at
+// its running Backup. While the record, as last written, waits on the
+// Backup of the owner's uninstall at the phase Velero still reports, a
+// full pass would do nothing but say so: it deletes nothing before the
+// Backup ends, and what else it reads (every CRD, the owner's inputs, the
+// record) is read again by the pass that opens the gate. So a controller
+// asks this first, with the owner read live and its policy's settings:
+// ok means the Backup still runs, and requeue is when to look again (a
+// fiftieth of its age so far). Anything else (no backup asked for, the
+// record not waiting or not written yet, the Backup in another phase,
+// ended or gone, a read that fails) is for a full pass (ok false), which
+// reads it again and reports what it finds.
+func (e *Engine) WaitingOnBackup(ctx context.Context, kind RecordKind, owner client.Object, settings plan.Settings) (requeue time.Duration, ok bool) {
+	b := settings.Backup
+	if b == nil || b.Velero == nil || e.pending.has(owner.GetUID()) {
+		return 0, false
+	}
+	log := logr.FromContextOrDiscard(ctx)
+	obj := kind.empty()
+	if err := e.APIReader.Get(ctx, client.ObjectKeyFromObject(owner), obj); err != nil {
+		log.V(1).Info("Reading the uninstall record for the backup's wait failed: a full pass follows", "error", err.Error())
+		return 0, false
+	}
+	rec := newRecord(obj)
+	st := rec.st.Backup
+	name := plan.BackupName(kind.Subject.Kind, owner.GetNamespace(), owner.GetName(), owner.GetUID())
+	if rec.uid != owner.GetUID() || rec.st.Policy != settings.Policy || rec.st.Phase != cleanupv1alpha1.PhaseDeleting ||
+		st == nil || st.Verified || st.Name != name || st.Namespace != b.Velero.Namespace {
+		return 0, false
+	}
+	backup, err := e.veleroOf(b.Velero).Backup(ctx, name)
+	if err != nil {
+		log.V(1).Info("Reading the Backup for its wait failed: a full pass follows", "error", err.Error())
+		return 0, false
+	}
+	if backup == nil || backup.Phase != st.Phase || !plan.GateOnBackup(name, backup.Phase).Wait {
+		return 0, false
+	}
+	return backupPoll(time.Since(backup.Created)), true
+}
