@@ -216,7 +216,7 @@ func round(v float64, digits int) float64 {
 // goals says what each figure should be, where the issue sets a goal.
 func goal(key string) string {
 	switch {
-	case strings.HasPrefix(key, "uninstall_ratio_to_floor_"), strings.HasPrefix(key, "extension_ratio_to_floor_"):
+	case strings.HasPrefix(key, "uninstall_ratio_to_floor_"), strings.HasPrefix(key, "extension_ratio_to_floor_"), strings.HasPrefix(key, "backup_gate_ratio_"):
 		return "≤ 1.05"
 	case strings.HasPrefix(key, "faults_ratio_to_unfaulted_"):
 		return "≤ 1.5"
