@@ -30,8 +30,10 @@ CONTROL_PLANE := $(LOCALBIN)/etcd $(LOCALBIN)/kube-apiserver $(LOCALBIN)/kube-co
 E2E_TOOLS := $(LOCALBIN)/olm $(LOCALBIN)/catalog $(LOCALBIN)/opm $(LOCALBIN)/kwok $(LOCALBIN)/catalogd $(LOCALBIN)/operator-controller
 # What the benchmarks compare csv-cleaner with: kubectl-operator's uninstall and operator-sdk's cleanup.
 BENCH_TOOLS := $(LOCALBIN)/kubectl-operator $(LOCALBIN)/operator-sdk
-# Velero, its AWS plugin and an S3 gateway, for the backup gate's end-to-end test (issue 34).
-BACKUP_TOOLS := $(LOCALBIN)/velero $(LOCALBIN)/velero-plugin-for-aws $(LOCALBIN)/versitygw
+# Velero, its AWS plugin and an S3 gateway, for the backup gate's end-to-end test (issue 34), and
+# the CSI stack whose snapshots hold the volumes' data (issue 42).
+BACKUP_TOOLS := $(LOCALBIN)/velero $(LOCALBIN)/velero-plugin-for-aws $(LOCALBIN)/versitygw \
+	$(LOCALBIN)/csi-provisioner $(LOCALBIN)/snapshot-controller $(LOCALBIN)/csi-snapshotter
 export KUBEBUILDER_ASSETS ?= $(LOCALBIN)
 
 GO_LDFLAGS := -s -w -X main.version=$(VERSION)
@@ -118,7 +120,7 @@ $(BENCH_TOOLS): | hack/control-plane/build.sh
 	hack/control-plane/build.sh $(LOCALBIN) $(notdir $@)
 
 .PHONY: backup-tools
-backup-tools: $(BACKUP_TOOLS) ## Build Velero (v1.18.3), its AWS plugin (v1.14.3) and versitygw (v1.8.0) into bin/ (once), for the backup gate's end-to-end test and its benchmark.
+backup-tools: $(BACKUP_TOOLS) ## Build Velero (v1.18.3), its AWS plugin (v1.14.3), versitygw (v1.8.0), external-provisioner (v6.4.0) and external-snapshotter (v8.7.0) into bin/ (once), for the backup gate's end-to-end test and its benchmark.
 
 $(BACKUP_TOOLS): | hack/control-plane/build.sh
 	@mkdir -p $(LOCALBIN)

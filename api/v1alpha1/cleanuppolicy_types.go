@@ -161,10 +161,31 @@ type VeleroBackup struct {
 
 	// snapshotVolumes asks Velero to snapshot the persistent volumes of what it
 	// backs up, so that a restore brings back the data in the operands'
-	// volumes too; absent: Velero's default.
+	// volumes too; absent: Velero's default (true).
 	// +optional
 	SnapshotVolumes *bool `json:"snapshotVolumes,omitempty"`
+
+	// volumeData says what a PersistentVolumeClaim the uninstall destroys
+	// needs in the backup: Required (the default), a completed CSI snapshot
+	// of its volume, and a claim whose volume cannot be snapshotted blocks
+	// the uninstall (VolumeNotSnapshottable); ObjectsOnly, its object alone
+	// is acceptable when its volume cannot be snapshotted.
+	// +kubebuilder:validation:Enum=Required;ObjectsOnly
+	// +kubebuilder:default=Required
+	// +optional
+	VolumeData VolumeData `json:"volumeData,omitempty"`
 }
+
+// VolumeData says whether a backup must hold the data of the volumes an uninstall destroys.
+type VolumeData string
+
+// What a backup holds of a destroyed volume.
+const (
+	// VolumeDataRequired: a completed snapshot of every volume.
+	VolumeDataRequired VolumeData = "Required"
+	// VolumeDataObjectsOnly: the claim's object alone, where its volume cannot be snapshotted.
+	VolumeDataObjectsOnly VolumeData = "ObjectsOnly"
+)
 
 // DefaultVeleroNamespace is Velero's namespace when a policy leaves it out.
 const DefaultVeleroNamespace = "velero"

@@ -205,6 +205,29 @@ type BackupStatus struct {
 	// verifiedTime is when it was verified.
 	// +optional
 	VerifiedTime *metav1.Time `json:"verifiedTime,omitempty"`
+	// attempt counts the Backups made for this uninstall: a Backup that
+	// failed or came out incomplete is made again under a new name (the
+	// first Backup's name, then -2, -3, ...); the older ones stay.
+	// +optional
+	Attempt int32 `json:"attempt,omitempty"`
+	// retryTime is when csv-cleaner makes the next Backup, while the last
+	// one failed or came out incomplete; the message says what it waits for.
+	// +optional
+	RetryTime *metav1.Time `json:"retryTime,omitempty"`
+	// namespaces are the namespaces whose operands the Backup holds ("*":
+	// every namespace). An operand in another namespace, once the target
+	// namespaces widened, is kept (NotInBackup).
+	// +optional
+	Namespaces []string `json:"namespaces,omitempty"`
+	// dependents is how many objects the garbage collector deletes with
+	// what the uninstall deletes (their ownerReferences lead there) that the
+	// Backup was verified to hold.
+	// +optional
+	Dependents int32 `json:"dependents,omitempty"`
+	// volumes is how many PersistentVolumeClaims among them the Backup holds
+	// a completed snapshot of.
+	// +optional
+	Volumes int32 `json:"volumes,omitempty"`
 }
 
 // BackupToolVelero is status.backup.tool of a Velero Backup.

@@ -39,6 +39,9 @@ const (
 	NoteCRDNotFound = "CRDNotFound"
 	// NoteNotListed: csv-cleaner may not list the instances, all kept, so they were not counted.
 	NoteNotListed = "NotListed"
+	// KeepNotInBackup: the operand is in a namespace the uninstall's verified
+	// backup does not hold (the target namespaces widened after it was made).
+	KeepNotInBackup = "NotInBackup"
 )
 
 // Reasons an uninstall is Blocked, in status.reason; the refusals also in
@@ -77,6 +80,11 @@ const (
 	// resource list lacks an object the uninstall would delete, or the
 	// uninstall could not tell all it would delete.
 	BlockedBackupIncomplete = "BackupIncomplete"
+	// BlockedVolumeNotSnapshottable: a PersistentVolumeClaim the uninstall
+	// destroys has a volume Velero cannot snapshot (not CSI, no
+	// VolumeSnapshotClass for its driver, snapshotVolumes: false) and the
+	// policy requires volume data.
+	BlockedVolumeNotSnapshottable = "VolumeNotSnapshottable"
 )
 
 // Reason is a status reason with its one-line meaning.
@@ -107,6 +115,7 @@ var (
 		{KeepHasInstances, "the CRD stays: instances of it remain"},
 		{NoteCRDNotFound, "the owned CRD no longer exists"},
 		{NoteNotListed, "csv-cleaner may not list the kind, whose instances are all kept: not counted"},
+		{KeepNotInBackup, "the operand is in a namespace the verified backup does not hold: the target namespaces widened after it was made"},
 	}
 	BlockedReasons = []Reason{
 		{BlockedMalformedOwnedCRD, "an owned CRD's name is not <plural>.<group>"},
@@ -122,6 +131,7 @@ var (
 		{BlockedOwnershipMismatch, "an object the garbage collector deletes with the ClusterExtension has owner labels that name another owner"},
 		{BlockedBackupUnavailable, "the policy asks for a backup and Velero cannot take it: its CRDs are absent, or its storage location is missing or not Available"},
 		{BlockedBackupFailed, "the uninstall's Velero Backup failed, partially failed, failed validation or is being deleted"},
-		{BlockedBackupIncomplete, "the uninstall's Velero Backup completed without an object the uninstall would delete"},
+		{BlockedBackupIncomplete, "the uninstall's Velero Backup completed without an object the uninstall would delete, or without a dependent the garbage collector would delete with it, or without a volume's snapshot; or the uninstall could not list all it would delete"},
+		{BlockedVolumeNotSnapshottable, "a PersistentVolumeClaim the uninstall destroys has a volume Velero cannot snapshot, and the policy requires volume data"},
 	}
 )

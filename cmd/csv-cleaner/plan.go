@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -109,13 +110,17 @@ func readAndPrint(kubeconfig, output string, sa *types.NamespacedName, stdout io
 	if err != nil {
 		return fmt.Errorf("creating the client: %w", err)
 	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating the discovery client: %w", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	d, err := planIt(ctx, c)
 	if err != nil {
 		return err
 	}
-	if err := cleanup.Foresee(ctx, c, d, sa); err != nil {
+	if err := cleanup.Foresee(ctx, c, disc, d, sa); err != nil {
 		return err
 	}
 	return writePlan(d, output, stdout)

@@ -35,6 +35,15 @@ func (e usageError) Unwrap() error { return e.err }
 // usagef makes a usageError.
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
+// exitError is a failure with an exit code of its own (undo's 3 and 4).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
+
 // execute runs the command line args (without the program's name) as the
 // program name calls it and returns the process's exit code: 0, 1 when
 // the command failed, 2 on bad usage.
@@ -49,6 +58,9 @@ func execute(program string, args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, new(usageError)) {
 		_, _ = fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		return 2
+	}
+	if exit := (exitError{}); errors.As(err, &exit) {
+		return exit.code
 	}
 	return 1
 }
@@ -88,7 +100,7 @@ $KUBECONFIG's).`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	controllerFlags(root.Flags(), &o)
-	root.AddCommand(newPlanCommand(stdout), newReleaseCommand(stdout), newVersionCommand(stdout))
+	root.AddCommand(newPlanCommand(stdout), newUndoCommand(stdout, stderr), newReleaseCommand(stdout), newVersionCommand(stdout))
 	return root
 }
 

@@ -6,7 +6,9 @@
 # the benchmarks compare csv-cleaner with), and catalogd and operator-controller
 # (OLM v1, for its end-to-end test), and velero, velero-plugin-for-aws and
 # versitygw (Velero, its AWS plugin and an S3 gateway, for the backup gate's
-# end-to-end test). A binary already present is never rebuilt.
+# end-to-end test), and csi-provisioner, snapshot-controller and
+# csi-snapshotter (the CSI stack whose snapshots hold the volumes' data). A
+# binary already present is never rebuilt.
 set -euo pipefail
 
 out=$(cd "${1:?usage: build.sh BIN_DIR}" && pwd)
@@ -57,6 +59,10 @@ for c in "${components[@]}"; do
 	velero) build velero velero github.com/vmware-tanzu/velero/cmd/velero "-X github.com/vmware-tanzu/velero/pkg/buildinfo.Version=v1.18.3" ;;
 	velero-plugin-for-aws) build velero-plugin-for-aws velero-plugin-for-aws github.com/vmware-tanzu/velero-plugin-for-aws/velero-plugin-for-aws ;;
 	versitygw) build versitygw versitygw github.com/versity/versitygw/cmd/versitygw ;;
+	# The CSI stack: external-provisioner v6.4.0 and external-snapshotter v8.7.0.
+	csi-provisioner) build csi-provisioner csi-provisioner github.com/kubernetes-csi/external-provisioner/v6/cmd/csi-provisioner ;;
+	snapshot-controller) build snapshot-controller csi-snapshotter github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller ;;
+	csi-snapshotter) build csi-snapshotter csi-snapshotter github.com/kubernetes-csi/external-snapshotter/v8/cmd/csi-snapshotter ;;
 	*) echo "control-plane: unknown component $c" >&2; exit 2 ;;
 	esac
 done

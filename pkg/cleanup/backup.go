@@ -1,7 +1,9 @@
 package cleanup
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
@@ -40,6 +43,8 @@ type backupTool interface {
 	LocationProblem(ctx context.Context, name string) (*plan.Problem, error)
 	CreateBackup(ctx context.Context, name string, owner velero.Owner, content plan.BackupContent, s *cleanupv1alpha1.VeleroBackup) error
 	ResourceList(ctx context.Context, b *velero.Backup, now time.Time) (map[string][]string, bool, error)
+	VolumeBackups(ctx context.Context, b *velero.Backup, now time.Time) ([]plan.VolumeBackup, bool, error)
+	KeepDestroyed(ctx context.Context, b *velero.Backup, owner velero.Owner, d *velero.Destroyed) error
 }
 
 // veleroOf is the Velero of the policy's backup settings, read live.
@@ -48,16 +53,21 @@ func (e *Engine) veleroOf(v *cleanupv1alpha1.VeleroBackup) velero.Client {
 }
 
 // BackupStep is the backup gate, the first step of every owner's pass
-// when its policy asks for a backup (issue 34): nothing is deleted before
-// a Backup holds every object the uninstall will delete. It makes one
-// Backup per uninstall (plan.BackupName: a restart finds it, never makes a
-// second), of what the owner's plan deletes (plan.BackupScope), waits for
-// it to end (plan.GateOnBackup), then checks its resource list against
-// what the plan deletes (plan.VerifyBackup). The record keeps the Backup
-// and, once verified (written before anything is deleted), the gate stays
-// open for the rest of the uninstall: every operand a later pass deletes
-// existed when the deletion began (the after-deletion rule keeps the newer
-// ones), so before the Backup was made.
+// when its policy asks for a backup (issues 34 and 42): nothing is
+// deleted before a Backup holds every object the uninstall destroys, the
+// objects it deletes and the dependents the garbage collector deletes
+// with them, and a snapshot of their volumes' data. It makes one Backup
+// per attempt (plan.BackupName: a restart finds it, never makes a
+// second), waits for it to end (plan.GateOnBackup), then checks its
+// resource list and volumes against what the uninstall destroys
+// (plan.VerifyBackup, plan.VerifyVolumes); one that failed or came out
+// incomplete is made again under the next attempt's name
+// (plan.RetryBackup). Once verified (written before anything is deleted,
+// with what it destroys kept beside the Backup for the undo), the gate
+// stays open for the rest of the uninstall: every operand a later pass
+// deletes existed when the deletion began (the after-deletion rule keeps
+// the newer ones), in a namespace the Backup holds (NotInBackup keeps the
+// others).
 func (u *Uninstall) BackupStep() Step {
 	return Step{Name: "the backup", Label: "backup", Run: u.gateOnBackup}
 }
@@ -74,32 +84,66 @@ func (u *Uninstall) gateOnBackup(ctx context.Context) (bool, error) {
 	return u.gate(ctx, u.e.veleroOf(b.Velero), b.Velero.Namespace)
 }
 
+// backed are the namespaces whose operands the uninstall's verified backup
+// holds (plan.BackedNamespaces); nil without a backup.
+func (u *Uninstall) backed() plan.NamespaceSet {
+	st := u.rec.st.Backup
+	if u.settings.Backup == nil || st == nil {
+		return nil
+	}
+	return plan.BackedNamespaces(st.Verified, st.Namespaces)
+}
+
+// backupName is the name of the Backup of the uninstall's attempt.
+func (u *Uninstall) backupName(attempt int32) string {
+	return plan.BackupName(u.kind.Subject.Kind, u.subject.GetNamespace(), u.subject.GetName(), u.subject.GetUID(), attempt)
+}
+
+// veleroOwner is the owner as its Backups name it.
+func (u *Uninstall) veleroOwner() velero.Owner {
+	return velero.Owner{UID: u.subject.GetUID(), Title: u.owner.Title(),
+		Hash: plan.OwnerHash(u.kind.Subject.Kind, u.subject.GetNamespace(), u.subject.GetName())}
+}
+
 // gate is the gate's pass on tool, whose objects are in namespace.
 func (u *Uninstall) gate(ctx context.Context, tool backupTool, namespace string) (bool, error) {
-	name := plan.BackupName(u.kind.Subject.Kind, u.subject.GetNamespace(), u.subject.GetName(), u.subject.GetUID())
+	attempt := int32(1)
+	if st := u.rec.st.Backup; st != nil && st.Attempt > 1 {
+		attempt = st.Attempt
+	}
+	if st := u.rec.st.Backup; st != nil && st.RetryTime != nil {
+		if wait := st.RetryTime.Sub(time.Now()); wait > 0 {
+			// Blocked as the record says, until the next Backup is due.
+			u.poll = wait
+			return false, &plan.Problem{Reason: cmp.Or(u.rec.st.Reason, cleanupv1alpha1.BlockedBackupFailed), Object: "Backup " + st.Name, Message: u.rec.st.Message}
+		}
+		attempt++
+		st.Attempt, st.RetryTime = attempt, nil
+	}
+	name := u.backupName(attempt)
 	backup, err := tool.Backup(ctx, name)
 	if err != nil {
 		return false, err
 	}
 	if backup == nil {
-		return u.makeBackup(ctx, tool, namespace, name)
+		return u.makeBackup(ctx, tool, namespace, name, attempt)
 	}
-	st := u.noteBackup(namespace, name, backup.Phase, backup.Items)
+	st := u.noteBackup(namespace, name, attempt, backup.Phase, backup.Items)
 	gate := plan.GateOnBackup(name, backup.Phase)
 	now := time.Now()
 	switch {
 	case gate.Problem != nil:
-		return false, gate.Problem
+		return false, u.backupFailed(st, backup, gate.Problem)
 	case gate.Wait:
 		// The message names the phase, not the items so far: it changes,
 		// and the record is written, when the phase does, not at every
 		// look. The list's URL is asked for only once the Backup is
-		// Completed (pkg/velero's requestList says why).
+		// Completed (pkg/velero's request says why).
 		u.waitOnBackup(fmt.Sprintf("Waiting for Velero's Backup %s/%s (%s) before anything is deleted", namespace, name, phaseOrNew(backup.Phase)),
 			now.Sub(backup.Created))
 		return false, nil
 	}
-	list, ready, err := u.resourceList(ctx, tool, backup, now)
+	held, ready, err := u.backupHolds(ctx, tool, backup, now)
 	if err != nil {
 		return false, err
 	}
@@ -107,58 +151,122 @@ func (u *Uninstall) gate(ctx context.Context, tool backupTool, namespace string)
 		u.waitNote, u.poll = fmt.Sprintf("Waiting for the resource list of Velero's Backup %s/%s before anything is deleted", namespace, name), backupPollMin
 		return false, nil
 	}
-	deletions, err := u.verifiedDeletions(ctx, name, list)
+	destroyed, err := u.verifiedDestroyed(ctx, backup, held)
+	var problem *plan.Problem
+	if errors.As(err, &problem) && problem.Reason == cleanupv1alpha1.BlockedBackupIncomplete {
+		return false, u.backupFailed(st, backup, problem)
+	}
 	if err != nil {
 		return false, err
 	}
+	// What it destroys is kept beside the Backup before the record says
+	// verified: the undo restores that and nothing else.
+	if err := tool.KeepDestroyed(ctx, backup, u.veleroOwner(), destroyed); err != nil {
+		return false, err
+	}
 	verified := metav1.Now()
-	st.Verified, st.Planned, st.VerifiedTime = true, int32(len(deletions)), &verified
-	logr.FromContextOrDiscard(ctx).Info("Velero's Backup holds everything the uninstall will delete", "backup", klog.KRef(namespace, name), "planned", len(deletions), "items", backup.Items)
-	u.Event(corev1.EventTypeNormal, "BackupVerified", "Backup", "Velero's Backup %s/%s holds all %d objects the uninstall will delete (%d items); undo with: %s", namespace, name, len(deletions), backup.Items, restoreCommand(st))
+	st.Verified, st.VerifiedTime = true, &verified
+	st.Planned, st.Dependents, st.Volumes = int32(len(destroyed.Deleted)), int32(len(destroyed.Dependents)), int32(snapshots(destroyed.Volumes))
+	logr.FromContextOrDiscard(ctx).Info("Velero's Backup holds everything the uninstall will destroy", "backup", klog.KRef(namespace, name),
+		"planned", st.Planned, "dependents", st.Dependents, "volumes", st.Volumes, "items", backup.Items)
+	u.Event(corev1.EventTypeNormal, "BackupVerified", "Backup", "Velero's Backup %s/%s holds all %d objects the uninstall will delete, the %d the garbage collector deletes with them and %d volumes' snapshots (%d items); undo with: %s",
+		namespace, name, st.Planned, st.Dependents, st.Volumes, backup.Items, u.undoCommand())
 	// The record says so before the first delete, which follows in this pass.
-	u.rec.deleting(fmt.Sprintf("Velero's Backup %s/%s holds all %d objects the uninstall will delete: deleting them", namespace, name, len(deletions)))
+	u.rec.deleting(fmt.Sprintf("Velero's Backup %s/%s holds all %d objects the uninstall will delete and the %d it destroys with them: deleting them", namespace, name, st.Planned, st.Dependents))
 	if err := u.e.save(ctx, u.rec); err != nil {
 		return false, fmt.Errorf("recording the verified backup: %w", err)
 	}
 	return true, nil
 }
 
-// resourceList is the completed Backup's resource list. Velero answers the
-// request for it in tens of milliseconds: the pass waits for the answer
-// (looking every downloadPoll, up to downloadWait) rather than end and
-// read everything again in the next; ready is false if it has not come.
-func (u *Uninstall) resourceList(ctx context.Context, tool backupTool, backup *velero.Backup, now time.Time) (map[string][]string, bool, error) {
-	var list map[string][]string
-	err := wait.PollUntilContextTimeout(ctx, downloadPoll, downloadWait, true, func(ctx context.Context) (bool, error) {
-		l, ready, err := tool.ResourceList(ctx, backup, now)
-		list = l
-		return ready, err
-	})
-	if wait.Interrupted(err) && ctx.Err() == nil {
-		return nil, false, nil
-	}
-	return list, err == nil, err
+// backupFailed blocks on a Backup that failed or came out incomplete
+// (problem), with when the next attempt's Backup is made (plan.RetryBackup).
+func (u *Uninstall) backupFailed(st *cleanupv1alpha1.BackupStatus, backup *velero.Backup, problem *plan.Problem) error {
+	now := time.Now()
+	attempt := max(st.Attempt, 1)
+	at, p := plan.RetryBackup(plan.FailedBackup{Problem: problem, Attempt: attempt, Next: u.backupName(attempt + 1), Created: backup.Created, Seen: now})
+	st.RetryTime = &metav1.Time{Time: at}
+	u.poll = at.Sub(now)
+	return p
 }
 
-// makeBackup makes the uninstall's Backup, once Velero's storage location
-// is Available, of every instance of the kinds whose instances it deletes
-// in its targets and of its other deletions (a PlanKinds plan), then plans
-// the instances while Velero backs them up: the verification checks the
-// Backup against that plan, and the listing is off the gate's path. An
-// uninstall that deletes nothing needs no Backup: the gate is open (done).
-func (u *Uninstall) makeBackup(ctx context.Context, tool backupTool, namespace, name string) (done bool, _ error) {
+// snapshots counts the volumes whose data a backup holds.
+func snapshots(volumes []plan.Volume) int {
+	n := 0
+	for _, v := range volumes {
+		if v.Snapshot {
+			n++
+		}
+	}
+	return n
+}
+
+// backupHeld is what a completed Backup holds, as Velero lists it.
+type backupHeld struct {
+	list    map[string][]string
+	volumes []plan.VolumeBackup
+}
+
+// backupHolds reads what a completed Backup holds: its resource list and
+// its volumes. Velero answers the requests for them in tens of
+// milliseconds: the pass waits for the answers (looking every
+// downloadPoll, up to downloadWait) rather than end and read everything
+// again in the next; ready is false if they have not come.
+func (u *Uninstall) backupHolds(ctx context.Context, tool backupTool, backup *velero.Backup, now time.Time) (backupHeld, bool, error) {
+	var h backupHeld
+	var listed, volumes bool
+	err := wait.PollUntilContextTimeout(ctx, downloadPoll, downloadWait, true, func(ctx context.Context) (bool, error) {
+		var err error
+		if !listed {
+			if h.list, listed, err = tool.ResourceList(ctx, backup, now); err != nil {
+				return false, err
+			}
+		}
+		if !volumes {
+			if h.volumes, volumes, err = tool.VolumeBackups(ctx, backup, now); err != nil {
+				return false, err
+			}
+		}
+		return listed && volumes, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return h, false, nil
+	}
+	return h, err == nil, err
+}
+
+// makeBackup makes the uninstall's Backup (named name, at attempt), once
+// Velero's storage location is Available: of every instance of the kinds
+// whose instances it deletes in its targets and of its other deletions (a
+// PlanKinds plan), and of the dependents the garbage collector deletes
+// with them (scanDependents), after checking that Velero can snapshot
+// their volumes. Then it plans the instances while Velero backs them up:
+// the verification checks the Backup against that plan, and the listing is
+// off the gate's path. An uninstall that destroys nothing needs no Backup:
+// the gate is open (done).
+func (u *Uninstall) makeBackup(ctx context.Context, tool backupTool, namespace, name string, attempt int32) (done bool, _ error) {
 	began := time.Now()
 	kinds, err := u.planned(ctx, PlanKinds)
 	if err != nil {
 		return false, err
 	}
-	content, err := kinds.backupContent(pluralOf(u.e.Client.RESTMapper()))
+	others, err := plan.DeletionsOf(kinds.Items, pluralOf(u.e.Client.RESTMapper()))
 	if err != nil {
 		return false, fmt.Errorf("naming what the backup must hold: %w", err)
 	}
+	dependents, volumes, err := u.e.scanDependents(ctx, u.settings.Backup.Velero, kinds.kinds, plan.DeletedByKind(kindSet(kinds.kinds), kinds.targets, others))
+	if err != nil {
+		return false, err
+	}
+	content := plan.BackupScopeOfKinds(kinds.kinds, kinds.targets, others, heldWithVolumes(dependents, volumes))
 	if content.Empty() {
-		u.openWithoutBackup(namespace, "")
+		u.openWithoutBackup(namespace, "", attempt, nil)
 		return true, nil
+	}
+	if content.NeedsNamespaces() {
+		if content.Existing, err = namespacesThere(ctx, u.e.APIReader); err != nil {
+			return false, err
+		}
 	}
 	problem, err := tool.LocationProblem(ctx, u.settings.Backup.Velero.StorageLocation)
 	if err != nil {
@@ -168,13 +276,15 @@ func (u *Uninstall) makeBackup(ctx context.Context, tool backupTool, namespace, 
 		return false, problem
 	}
 	log := logr.FromContextOrDiscard(ctx)
-	log.Info("Creating Velero's Backup of what the uninstall will delete", "backup", klog.KRef(namespace, name),
-		"planTook", time.Since(began).Round(time.Millisecond).String(), "namespaces", content.Namespaces, "resources", content.Resources)
-	if err := tool.CreateBackup(ctx, name, velero.Owner{UID: u.subject.GetUID(), Title: u.owner.Title()}, content, u.settings.Backup.Velero); err != nil {
+	log.Info("Creating Velero's Backup of what the uninstall will destroy", "backup", klog.KRef(namespace, name), "attempt", attempt,
+		"planTook", time.Since(began).Round(time.Millisecond).String(), "namespaces", content.Namespaces, "resources", content.Resources(),
+		"named", len(content.Named), "volumes", snapshots(volumes))
+	if err := tool.CreateBackup(ctx, name, u.veleroOwner(), content, u.settings.Backup.Velero); err != nil {
 		return false, err
 	}
-	u.noteBackup(namespace, name, "", 0)
-	u.Event(corev1.EventTypeNormal, "BackupCreated", "Backup", "Created Velero's Backup %s/%s of %s; nothing is deleted before it is complete and holds every object the uninstall deletes",
+	st := u.noteBackup(namespace, name, attempt, "", 0)
+	st.Namespaces = content.WholeIn
+	u.Event(corev1.EventTypeNormal, "BackupCreated", "Backup", "Created Velero's Backup %s/%s of %s; nothing is deleted before it is complete and holds every object the uninstall destroys",
 		namespace, name, describeContent(content))
 	u.waitOnBackup(fmt.Sprintf("Waiting for Velero's Backup %s/%s (New) before anything is deleted", namespace, name), 0)
 
@@ -186,59 +296,112 @@ func (u *Uninstall) makeBackup(ctx context.Context, tool backupTool, namespace, 
 	log.Info("Planned the uninstall while Velero backs it up", "backup", klog.KRef(namespace, name), "planned", len(deletions),
 		"planTook", time.Since(listed).Round(time.Millisecond).String())
 	if len(deletions) == 0 {
-		u.openWithoutBackup(namespace, name)
+		u.openWithoutBackup(namespace, name, attempt, content.WholeIn)
 		return true, nil
 	}
 	u.e.backups.keep(u.subject.GetUID(), deletions)
 	return false, nil
 }
 
-// openWithoutBackup opens the gate of an uninstall that deletes nothing,
-// whose Backup (name, when one was made) holds nothing it needs.
-func (u *Uninstall) openWithoutBackup(namespace, name string) {
+// namespacesThere are the names of the namespaces there are.
+func namespacesThere(ctx context.Context, r client.Reader) ([]string, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NamespaceList"))
+	if err := r.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("listing the namespaces: %w", err)
+	}
+	out := make([]string, 0, len(list.Items))
+	for _, ns := range list.Items {
+		out = append(out, ns.Name)
+	}
+	return out, nil
+}
+
+// kindSet are the kinds (Kind.group) of scopes.
+func kindSet(scopes []plan.CRDScope) map[string]bool {
+	out := make(map[string]bool, len(scopes))
+	for _, s := range scopes {
+		out[s.Kind] = true
+	}
+	return out
+}
+
+// heldWithVolumes are the dependents a backup must hold, and the
+// PersistentVolumes of the claims whose data it snapshots (Velero takes a
+// claim's volume with it).
+func heldWithVolumes(dependents []plan.Node, volumes []plan.Volume) []plan.Held {
+	out := dependents2Held(dependents)
+	for _, v := range volumes {
+		if v.Snapshot {
+			out = append(out, plan.Held{Kind: "PersistentVolume", Resource: "persistentvolumes", Name: v.VolumeName})
+		}
+	}
+	return out
+}
+
+// openWithoutBackup opens the gate of an uninstall that destroys nothing,
+// whose Backup (name, when one was made) holds nothing it needs, nor
+// anything of the namespaces it looked in (an operand there later is kept
+// all the same).
+func (u *Uninstall) openWithoutBackup(namespace, name string, attempt int32, namespaces []string) {
 	now := metav1.Now()
-	u.rec.st.Backup = &cleanupv1alpha1.BackupStatus{Tool: cleanupv1alpha1.BackupToolVelero, Namespace: namespace, Name: name, Verified: true, VerifiedTime: &now}
+	u.rec.st.Backup = &cleanupv1alpha1.BackupStatus{Tool: cleanupv1alpha1.BackupToolVelero, Namespace: namespace, Name: name, Attempt: attempt,
+		Verified: true, VerifiedTime: &now, Namespaces: namespaces}
 }
 
 // describeContent says, for a person, what a Backup includes.
 func describeContent(c plan.BackupContent) string {
 	where := fmt.Sprintf("%d namespaces", len(c.Namespaces))
 	switch {
-	case slices.Equal(c.Namespaces, []string{plan.EveryNamespace}):
+	case slices.Contains(c.Namespaces, plan.EveryNamespace):
 		where = "every namespace"
 	case len(c.Namespaces) == 1:
 		where = "namespace " + c.Namespaces[0]
 	case len(c.Namespaces) == 0:
 		where = "the cluster"
 	}
-	return fmt.Sprintf("%s in %s", strings.Join(c.Resources, ", "), where)
+	return fmt.Sprintf("%s in %s (%d objects by name)", strings.Join(c.Resources(), ", "), where, len(c.Named))
 }
 
-// verifiedDeletions checks the Backup's resource list against what the
-// uninstall deletes: what the plan deleted when this process made the
-// Backup, or else, and when that finds an object missing (it may have
-// been deleted meanwhile), what the plan deletes now (what was created
-// meanwhile the uninstall keeps). It returns the deletions the list holds,
-// or the problem that blocks.
-func (u *Uninstall) verifiedDeletions(ctx context.Context, name string, list map[string][]string) ([]plan.Deletion, error) {
-	if kept := u.e.backups.take(u.subject.GetUID()); kept != nil {
-		if _, problem := plan.VerifyBackup(name, list, kept); problem == nil {
-			return kept, nil
+// verifiedDestroyed checks what a completed Backup holds against what the
+// uninstall destroys: what the plan deleted when this process made the
+// Backup, or else, and when that finds an object missing (it may have been
+// deleted meanwhile), what the plan deletes now (what was created
+// meanwhile the uninstall keeps); the dependents of those deletions, read
+// again now; and the snapshots of their volumes. It returns what the
+// uninstall destroys, or the problem that blocks.
+func (u *Uninstall) verifiedDestroyed(ctx context.Context, backup *velero.Backup, held backupHeld) (*velero.Destroyed, error) {
+	deletions := u.e.backups.take(u.subject.GetUID())
+	for replanned := deletions == nil; ; replanned = true {
+		if deletions == nil {
+			var err error
+			if deletions, err = u.plannedDeletions(ctx); err != nil {
+				return nil, err
+			}
 		}
+		dependents, volumes, err := u.e.scanDependents(ctx, u.settings.Backup.Velero, nil, plan.DeletedByName(deletions))
+		if err != nil {
+			return nil, err
+		}
+		destroyed := slices.Concat(deletions, dependents2Held(dependents))
+		if _, problem := plan.VerifyBackup(backup.Name, held.list, destroyed); problem != nil {
+			if !replanned {
+				deletions = nil
+				continue
+			}
+			return nil, problem
+		}
+		if problem := plan.VerifyVolumes(backup.Name, held.volumes, volumes); problem != nil {
+			return nil, problem
+		}
+		return &velero.Destroyed{Owner: u.title, OwnerKind: u.kind.Subject.Kind, OwnerNamespace: u.subject.GetNamespace(), OwnerName: u.subject.GetName(),
+			Backup: backup.Name, Verified: metav1.Now(), Deleted: deletions, Dependents: dependents2Held(dependents), Volumes: volumes}, nil
 	}
-	deletions, err := u.plannedDeletions(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if _, problem := plan.VerifyBackup(name, list, deletions); problem != nil {
-		return nil, problem
-	}
-	return deletions, nil
 }
 
 // plannedDeletions are the objects the owner's uninstall deletes, as its
 // plan says now.
-func (u *Uninstall) plannedDeletions(ctx context.Context) ([]plan.Deletion, error) {
+func (u *Uninstall) plannedDeletions(ctx context.Context) ([]plan.Held, error) {
 	d, err := u.planned(ctx, PlanAll)
 	if err != nil {
 		return nil, err
@@ -277,17 +440,6 @@ func (u *Uninstall) planned(ctx context.Context, depth PlanDepth) (*DryRun, erro
 	return d, nil
 }
 
-// backupContent is what the Backup of the plan's uninstall includes: its
-// kinds in its targets, and its other deletions (at PlanAll its instances
-// too, which add nothing the kinds in the targets do not hold).
-func (d *DryRun) backupContent(plural func(group, kind string) (string, error)) (plan.BackupContent, error) {
-	others, err := plan.DeletionsOf(d.Items, plural)
-	if err != nil {
-		return plan.BackupContent{}, err
-	}
-	return plan.BackupScopeOfKinds(d.kinds, d.targets, others), nil
-}
-
 // pluralOf names a kind's resource, as the API server serves it (mapper's).
 func pluralOf(mapper meta.RESTMapper) func(group, kind string) (string, error) {
 	return func(group, kind string) (string, error) {
@@ -299,14 +451,17 @@ func pluralOf(mapper meta.RESTMapper) func(group, kind string) (string, error) {
 	}
 }
 
-// noteBackup keeps in the record the Backup as csv-cleaner last read it.
-// Its items are written when its phase changes, not at every look: a
-// record written at every poll of a running backup would cost more than
-// it tells.
-func (u *Uninstall) noteBackup(namespace, name, phase string, items int64) *cleanupv1alpha1.BackupStatus {
+// noteBackup keeps in the record the Backup of attempt as csv-cleaner last
+// read it. Its items are written when its phase changes, not at every
+// look: a record written at every poll of a running backup would cost
+// more than it tells.
+func (u *Uninstall) noteBackup(namespace, name string, attempt int32, phase string, items int64) *cleanupv1alpha1.BackupStatus {
 	st := u.rec.st.Backup
 	if st == nil || st.Name != name || st.Namespace != namespace {
-		st = &cleanupv1alpha1.BackupStatus{Tool: cleanupv1alpha1.BackupToolVelero, Namespace: namespace, Name: name}
+		st = &cleanupv1alpha1.BackupStatus{Tool: cleanupv1alpha1.BackupToolVelero, Namespace: namespace, Name: name, Attempt: attempt}
+		if old := u.rec.st.Backup; old != nil && old.Namespace == namespace {
+			st.Namespaces = old.Namespaces
+		}
 		u.rec.st.Backup = st
 	}
 	if st.Phase != phase {
@@ -335,17 +490,25 @@ func phaseOrNew(phase string) string {
 	return phase
 }
 
-// restoreCommand is how a person undoes the uninstall, once its operator is reinstalled.
-func restoreCommand(st *cleanupv1alpha1.BackupStatus) string {
-	return fmt.Sprintf("velero restore create --from-backup %s --namespace %s", st.Name, st.Namespace)
+// undoCommand is how a person undoes the uninstall, once its operator is reinstalled.
+func (u *Uninstall) undoCommand() string {
+	return UndoCommand(u.kind, u.subject.GetNamespace(), u.subject.GetName())
+}
+
+// UndoCommand is the command that undoes the uninstall of an owner of kind.
+func UndoCommand(kind RecordKind, namespace, name string) string {
+	if kind == CSVs {
+		return fmt.Sprintf("csv-cleaner undo --namespace %s %s", namespace, name)
+	}
+	return "csv-cleaner undo clusterextension " + name
 }
 
 // undoNote is what a Completed record and Event say of the backup that
 // gated the uninstall.
-func undoNote(st *cleanupv1alpha1.UninstallStatus) string {
+func undoNote(kind RecordKind, namespace, name string, st *cleanupv1alpha1.UninstallStatus) string {
 	b := st.Backup
 	if b == nil || !b.Verified || b.Name == "" || b.Planned == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; Velero's Backup %s/%s holds everything it deleted: to undo, reinstall the operator, then %s", b.Namespace, b.Name, restoreCommand(b))
+	return fmt.Sprintf("; Velero's Backup %s/%s holds everything it destroyed: to undo, reinstall the operator, then %s (or kubectl csv-cleaner undo)", b.Namespace, b.Name, UndoCommand(kind, namespace, name))
 }

@@ -17,20 +17,20 @@ import (
 // forgets them, plans afresh too.
 type backupPlans struct {
 	mu sync.Mutex
-	m  map[types.UID][]plan.Deletion
+	m  map[types.UID][]plan.Held
 }
 
-func (b *backupPlans) keep(uid types.UID, deletions []plan.Deletion) {
+func (b *backupPlans) keep(uid types.UID, deletions []plan.Held) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.m == nil {
-		b.m = map[types.UID][]plan.Deletion{}
+		b.m = map[types.UID][]plan.Held{}
 	}
 	b.m[uid] = deletions
 }
 
 // take returns what was kept for uid, and forgets it.
-func (b *backupPlans) take(uid types.UID) []plan.Deletion {
+func (b *backupPlans) take(uid types.UID) []plan.Held {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	d := b.m[uid]

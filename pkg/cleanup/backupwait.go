@@ -36,9 +36,12 @@ func (e *Engine) WaitingOnBackup(ctx context.Context, kind RecordKind, owner cli
 	}
 	rec := newRecord(obj)
 	st := rec.st.Backup
-	name := plan.BackupName(kind.Subject.Kind, owner.GetNamespace(), owner.GetName(), owner.GetUID())
 	if rec.uid != owner.GetUID() || rec.st.Policy != settings.Policy || rec.st.Phase != cleanupv1alpha1.PhaseDeleting ||
-		st == nil || st.Verified || st.Name != name || st.Namespace != b.Velero.Namespace {
+		st == nil || st.Verified || st.RetryTime != nil || st.Namespace != b.Velero.Namespace {
+		return 0, false
+	}
+	name := plan.BackupName(kind.Subject.Kind, owner.GetNamespace(), owner.GetName(), owner.GetUID(), max(st.Attempt, 1))
+	if st.Name != name {
 		return 0, false
 	}
 	backup, err := e.veleroOf(b.Velero).Backup(ctx, name)

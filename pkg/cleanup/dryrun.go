@@ -45,6 +45,13 @@ type DryRun struct {
 	// Unread are the kinds whose instances the plan could not read, with why
 	// and what the run does there.
 	Unread []Unread `json:"unread,omitempty"`
+	// Dependents are what the garbage collector deletes because the
+	// uninstall deletes its items (their ownerReferences lead there), but
+	// the kinds a controller makes again (Foresee).
+	Dependents []plan.Held `json:"dependents,omitempty"`
+	// Volumes are the PersistentVolumeClaims among the dependents, and what
+	// a backup holds of each one's data.
+	Volumes []plan.Volume `json:"volumes,omitempty"`
 	// Backup is the backup gate, when the policy asks for a backup (Foresee).
 	Backup *BackupForeseen `json:"backup,omitempty"`
 	// Notes say what the plan could not foresee, and why.
@@ -53,6 +60,10 @@ type DryRun struct {
 	foresight *foresight
 	// backupPlan is what Foresee needs to foresee the backup gate (PlanBackup).
 	backupPlan *backupPlan
+	// dependentNodes are Dependents as read; dependentsProblem says why they
+	// could not all be read.
+	dependentNodes    []plan.Node
+	dependentsProblem *plan.Problem
 	// problems are what the run would be refused, found so far; they make the verdict Blocked (settle).
 	problems []plan.Problem
 	// accessDenied: csv-cleaner lacks a right on operands, so the run deletes nothing until it has it.

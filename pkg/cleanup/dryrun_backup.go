@@ -8,9 +8,11 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dependents"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
@@ -23,8 +25,12 @@ type BackupForeseen struct {
 	Tool      string `json:"tool"`
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name,omitempty"`
-	// Planned is how many objects the Backup must hold.
-	Planned int `json:"planned"`
+	// Planned is how many objects the uninstall deletes; Dependents, how
+	// many the garbage collector deletes with them; Volumes, how many
+	// volumes' snapshots the Backup must hold.
+	Planned    int `json:"planned"`
+	Dependents int `json:"dependents"`
+	Volumes    int `json:"volumes"`
 	// Namespaces and Resources are what the Backup would include.
 	Namespaces []string `json:"namespaces,omitempty"`
 	Resources  []string `json:"resources,omitempty"`
@@ -50,9 +56,51 @@ func (d *DryRun) PlanBackup(kind RecordKind, subject client.Object, settings pla
 	}
 }
 
+// foreseeDependents reads, as the backup gate does, what the garbage
+// collector deletes with the plan's deletions, and what a backup would hold
+// of the claims among them. What it cannot read is a note, or, with a
+// backup, a problem that blocks the gate (foreseeBackup).
+func (d *DryRun) foreseeDependents(ctx context.Context, c client.Client, disc discovery.DiscoveryInterface) error {
+	if disc == nil {
+		d.Notes = append(d.Notes, "the dependents the garbage collector would delete were not read")
+		return nil
+	}
+	deletions, err := plan.DeletionsOf(d.Items, pluralOf(c.RESTMapper()))
+	if err != nil {
+		d.Notes = append(d.Notes, "the dependents could not be read: "+err.Error())
+		return nil
+	}
+	skip := map[string]bool{"events": true, "events.events.k8s.io": true}
+	for _, k := range d.kinds {
+		skip[plan.Held{Group: k.GVR.Group, Resource: k.GVR.Resource}.ResourceOf()] = true
+	}
+	s := dependents.Scanner{Discovery: disc, Reader: c}
+	scan, err := s.Scan(ctx, func(r string) bool { return skip[r] })
+	if err != nil {
+		return err
+	}
+	if len(scan.Unread) > 0 {
+		d.dependentsProblem = unscanned(scan)
+		d.Notes = append(d.Notes, "the dependents of these kinds could not be read: "+strings.Join(scan.Unread, ", "))
+		return nil
+	}
+	nodes := plan.Dependents(plan.ClosureInput{Nodes: scan.Nodes, Deleted: plan.DeletedByName(deletions)})
+	v := &cleanupv1alpha1.VeleroBackup{}
+	if d.backupPlan != nil && d.backupPlan.settings.Velero != nil {
+		v = d.backupPlan.settings.Velero
+	}
+	volumes, err := s.Volumes(ctx, nodes, v)
+	if err != nil {
+		return err
+	}
+	d.Dependents, d.Volumes, d.dependentNodes = dependents.Helds(nodes), volumes, nodes
+	return nil
+}
+
 // foreseeBackup foresees the backup gate, writing nothing: the Backup the
-// run would make of the plan's deletions, whether Velero is there and its
-// storage location Available (or how far an existing Backup got), and
+// run would make of the plan's deletions and their dependents, whether
+// Velero is there and its storage location Available (or how far an
+// existing Backup got), whether their volumes can be snapshotted, and
 // whether csv-cleaner's identities hold the rights it needs in Velero's
 // namespace. What would block the gate blocks the plan's verdict.
 func (d *DryRun) foreseeBackup(ctx context.Context, c client.Client, ids []rbac.Identity) error {
@@ -62,7 +110,7 @@ func (d *DryRun) foreseeBackup(ctx context.Context, c client.Client, ids []rbac.
 		d.Notes = append(d.Notes, "the backup could not be foreseen: "+err.Error())
 		return nil
 	}
-	step := &BackupForeseen{Tool: cleanupv1alpha1.BackupToolVelero, Planned: len(deletions)}
+	step := &BackupForeseen{Tool: cleanupv1alpha1.BackupToolVelero, Planned: len(deletions), Dependents: len(d.Dependents), Volumes: snapshots(d.Volumes)}
 	d.Backup = step
 	block := func(p *plan.Problem) {
 		step.Reason, step.Message = p.Reason, p.Message
@@ -78,14 +126,18 @@ func (d *DryRun) foreseeBackup(ctx context.Context, c client.Client, ids []rbac.
 		return nil
 	}
 	v := velero.Client{Live: c, Namespace: b.settings.Velero.Namespace}
-	content, err := d.backupContent(pluralOf(c.RESTMapper()))
-	if err != nil {
-		d.Notes = append(d.Notes, "the backup could not be foreseen: "+err.Error())
-		return nil
+	content := plan.BackupScopeOfKinds(d.kinds, d.targets, deletions, heldWithVolumes(d.dependentNodes, d.Volumes))
+	step.Namespace, step.Namespaces, step.Resources = v.Namespace, content.Namespaces, content.Resources()
+	step.Name = plan.BackupName(b.kind.Subject.Kind, b.subject.GetNamespace(), b.subject.GetName(), b.subject.GetUID(), 1)
+	step.Message = fmt.Sprintf("a Velero Backup of the %d objects to delete, the %d the garbage collector deletes with them and %d volumes' snapshots is made and verified before the first delete", len(deletions), step.Dependents, step.Volumes)
+	if d.dependentsProblem != nil {
+		block(d.dependentsProblem)
 	}
-	step.Namespace, step.Namespaces, step.Resources = v.Namespace, content.Namespaces, content.Resources
-	step.Name = plan.BackupName(b.kind.Subject.Kind, b.subject.GetNamespace(), b.subject.GetName(), b.subject.GetUID())
-	step.Message = fmt.Sprintf("a Velero Backup of the %d objects to delete is made and verified before the first delete", len(deletions))
+	for _, vol := range d.Volumes {
+		if vol.Problem != nil {
+			block(vol.Problem)
+		}
+	}
 	if err := d.foreseeVelero(ctx, v, step, block); err != nil {
 		return err
 	}
@@ -127,13 +179,13 @@ func (d *DryRun) foreseeBackupRights(ctx context.Context, c client.Client, ids [
 	for _, r := range velero.Rights {
 		allowed := false
 		for _, id := range ids {
-			review := rbac.AccessReview(id, authorizationv1.ResourceAttributes{Verb: r.Verb, Group: "velero.io", Resource: r.Resource, Namespace: namespace})
+			review := rbac.AccessReview(id, authorizationv1.ResourceAttributes{Verb: r.Verb, Group: r.Group, Resource: r.Resource, Namespace: namespace})
 			if err := c.Create(ctx, review); err != nil {
 				if apierrors.IsForbidden(err) {
 					d.Notes = append(d.Notes, "csv-cleaner's rights in Velero's namespace were not checked: "+err.Error())
 					return nil
 				}
-				return fmt.Errorf("asking whether %s may %s velero.io/%s in %s: %w", id, r.Verb, r.Resource, namespace, err)
+				return fmt.Errorf("asking whether %s may %s %s in %s: %w", id, r.Verb, r.Resource, namespace, err)
 			}
 			allowed = allowed || review.Status.Allowed
 		}
@@ -143,7 +195,7 @@ func (d *DryRun) foreseeBackupRights(ctx context.Context, c client.Client, ids [
 	}
 	if len(missing) > 0 {
 		p := &plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: "Velero's namespace " + namespace,
-			Message: fmt.Sprintf("csv-cleaner may not %s (velero.io) in namespace %s: apply manifests/velero/role.yaml there (docs/backup.md#rights)", strings.Join(missing, ", "), namespace)}
+			Message: fmt.Sprintf("csv-cleaner may not %s in namespace %s: apply manifests/velero/role.yaml there (docs/backup.md#rights)", strings.Join(missing, ", "), namespace)}
 		d.Refusals = append(d.Refusals, Foreseen{Kind: "Backup.velero.io", Reason: p.Reason, Object: p.Object, Message: p.Message})
 		block(p)
 	}

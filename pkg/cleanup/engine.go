@@ -3,6 +3,7 @@ package cleanup
 import (
 	"fmt"
 
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -25,6 +26,9 @@ type Engine struct {
 	APIReader client.Reader
 	// Metadata, when set, deletes instances (see deleteOne).
 	Metadata metadata.Interface
+	// Discovery tells the kinds the API server serves, for the backup
+	// gate's scan of an uninstall's dependents.
+	Discovery discovery.DiscoveryInterface
 	// Recorder writes Events.
 	Recorder events.EventRecorder
 	// Finalizers names the finalizer (and legacy names) this instance places
@@ -54,6 +58,10 @@ func New(mgr ctrl.Manager, finalizers plan.Finalizers, deleteWorkers int) (*Engi
 	if err != nil {
 		return nil, fmt.Errorf("creating the metadata client: %w", err)
 	}
+	disc, err := discovery.NewDiscoveryClientForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return nil, fmt.Errorf("creating the discovery client: %w", err)
+	}
 	recorder, err := newEventRecorder(mgr)
 	if err != nil {
 		return nil, err
@@ -62,6 +70,7 @@ func New(mgr ctrl.Manager, finalizers plan.Finalizers, deleteWorkers int) (*Engi
 		Client:        Retry.Client(mgr.GetClient()),
 		APIReader:     mgr.GetAPIReader(),
 		Metadata:      meta,
+		Discovery:     disc,
 		Recorder:      recorder,
 		Finalizers:    finalizers,
 		DeleteWorkers: max(1, deleteWorkers),

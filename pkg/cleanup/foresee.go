@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
@@ -56,10 +57,20 @@ type foresight struct {
 // identity the plan cannot find, or that does not exist, is a note: the
 // rights are then not foreseen, and the verdict does not say Blocked for
 // them.
-func Foresee(ctx context.Context, c client.Client, d *DryRun, serviceAccount *types.NamespacedName) error {
-	backup := d.backupPlan != nil && (d.Verdict == VerdictUninstall || d.Verdict == VerdictBlocked || d.Verdict == VerdictIncomplete)
+//
+// With disc (nil leaves them out, with a note), it also reads what the
+// garbage collector would delete with the deletions (Dependents, and the
+// claims among them, Volumes), as the backup gate does.
+func Foresee(ctx context.Context, c client.Client, disc discovery.DiscoveryInterface, d *DryRun, serviceAccount *types.NamespacedName) error {
+	uninstall := d.Verdict == VerdictUninstall || d.Verdict == VerdictBlocked || d.Verdict == VerdictIncomplete
+	backup := d.backupPlan != nil && uninstall
 	if d.foresight == nil && !backup {
 		return nil // nothing would be deleted: nothing to foresee
+	}
+	if uninstall {
+		if err := d.foreseeDependents(ctx, c, disc); err != nil {
+			return err
+		}
 	}
 	ids, err := d.identities(ctx, c, serviceAccount)
 	if err != nil {

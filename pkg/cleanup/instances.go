@@ -25,7 +25,7 @@ func (e *Engine) deleteInstances(ctx context.Context, u *Uninstall, targets plan
 		return false, errors.Join(err, plan.AsError(access.problem))
 	}
 	round := &operandRound{e: e, u: u, second: e.gather().DeletionSecond(u.subject, u.rec.st.DeletionRevision, u.rec.st.DeletionRevisionFrom)}
-	decide := plan.OperandInput{Targets: targets, DeletionTime: metav1.NewTime(u.deletion), Timeout: u.timeout()}
+	decide := plan.OperandInput{Targets: targets, DeletionTime: metav1.NewTime(u.deletion), Timeout: u.timeout(), Backed: u.backed()}
 	err = round.run(ctx, u.scopes, decide, access)
 	// A revision searched for in this pass is kept, found or not: the next
 	// passes use it, or no longer search (compaction only moves on).

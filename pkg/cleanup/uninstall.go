@@ -238,7 +238,7 @@ func (u *Uninstall) Release(ctx context.Context, releasing, completed string) er
 func (u *Uninstall) complete(ctx context.Context, msg string) error {
 	rec := u.rec
 	done := time.Now()
-	rec.completed(metav1.NewTime(done), msg+undoNote(rec.st))
+	rec.completed(metav1.NewTime(done), msg+undoNote(u.kind, u.subject.GetNamespace(), u.subject.GetName(), rec.st))
 	if err := u.e.save(ctx, rec); err != nil {
 		return err
 	}
@@ -248,7 +248,7 @@ func (u *Uninstall) complete(ctx context.Context, msg string) error {
 		took := done.Sub(u.deletion)
 		uninstalls.WithLabelValues(u.kind.Kind, resultCompleted, "").Inc()
 		uninstallDuration.WithLabelValues(u.kind.Kind).Observe(took.Seconds())
-		u.Event(corev1.EventTypeNormal, "CleanupCompleted", "Uninstall", "Uninstall completed in %s%s", took.Round(time.Second), undoNote(rec.st))
+		u.Event(corev1.EventTypeNormal, "CleanupCompleted", "Uninstall", "Uninstall completed in %s%s", took.Round(time.Second), undoNote(u.kind, u.subject.GetNamespace(), u.subject.GetName(), rec.st))
 	}
 	return nil
 }

@@ -2,11 +2,13 @@ package plan
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,63 +33,53 @@ func TestBackupName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := BackupName(tt.kind, tt.namespace, tt.csv, tt.uid)
+			got := BackupName(tt.kind, tt.namespace, tt.csv, tt.uid, 1)
 			if !dnsLabel.MatchString(got) || len(got) > 63 {
 				t.Errorf("BackupName = %q (%d characters): not a DNS label of at most 63", got, len(got))
 			}
 			if !strings.HasPrefix(got, tt.wantPrefix) {
 				t.Errorf("BackupName = %q, want it to start with %q", got, tt.wantPrefix)
 			}
-			if again := BackupName(tt.kind, tt.namespace, tt.csv, tt.uid); again != got {
+			if again := BackupName(tt.kind, tt.namespace, tt.csv, tt.uid, 1); again != got {
 				t.Errorf("BackupName is %q, then %q: a restart would make a second Backup", got, again)
 			}
 		})
 	}
-	a := BackupName("ClusterServiceVersion", "ops", "etcd.v1", "uid-1")
-	if b := BackupName("ClusterServiceVersion", "ops", "etcd.v1", "uid-2"); a == b {
+	a := BackupName("ClusterServiceVersion", "ops", "etcd.v1", "uid-1", 1)
+	if b := BackupName("ClusterServiceVersion", "ops", "etcd.v1", "uid-2", 1); a == b {
 		t.Errorf("a reinstalled CSV of the same name (another UID) gets the same Backup %q", a)
 	}
-	if b := BackupName("ClusterServiceVersion", "other", "etcd.v1", "uid-1"); a == b {
+	if b := BackupName("ClusterServiceVersion", "other", "etcd.v1", "uid-1", 1); a == b {
 		t.Errorf("a CSV of the same name in another namespace gets the same Backup %q", a)
+	}
+	if b := BackupName("ClusterServiceVersion", "ops", "etcd.v1", "uid-1", 0); a != b {
+		t.Errorf("attempt 0 (a record written before attempts were counted) names %q, want the first attempt's %q", b, a)
+	}
+	// Later attempts: a name of their own, a DNS label of at most 63 characters.
+	seen := map[string]bool{a: true}
+	for _, owner := range []string{"etcd.v1", long} {
+		for attempt := int32(2); attempt <= 12; attempt++ {
+			got := BackupName("ClusterServiceVersion", "ops", owner, "uid-1", attempt)
+			if !dnsLabel.MatchString(got) || len(got) > 63 || seen[got] {
+				t.Errorf("attempt %d of %s: BackupName = %q (%d characters): not a new DNS label of at most 63", attempt, owner, got, len(got))
+			}
+			if !strings.HasSuffix(got, fmt.Sprintf("-%d", attempt)) {
+				t.Errorf("attempt %d: BackupName = %q, want it to end in -%d", attempt, got, attempt)
+			}
+			seen[got] = true
+		}
 	}
 }
 
-func TestBackupScope(t *testing.T) {
-	tests := []struct {
-		name      string
-		deletions []Deletion
-		want      BackupContent
-	}{
-		{name: "nothing to delete, nothing to include"},
-		{
-			name: "operands in two namespaces, of two kinds",
-			deletions: []Deletion{
-				{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: "b", Name: "w1"},
-				{Group: "example.com", Kind: "Gadget", Resource: "gadgets", Namespace: "a", Name: "g1"},
-				{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: "a", Name: "w2"},
-			},
-			want: BackupContent{Namespaces: []string{"a", "b"}, Resources: []string{"gadgets.example.com", "widgets.example.com"}},
-		},
-		{
-			name: "a cluster-scoped operand and its CRD",
-			deletions: []Deletion{
-				{Group: "example.com", Kind: "Cluster", Resource: "clusters", Name: "c1"},
-				{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Resource: "customresourcedefinitions", Name: "clusters.example.com"},
-			},
-			want: BackupContent{Resources: []string{"clusters.example.com", "customresourcedefinitions.apiextensions.k8s.io"}, ClusterScoped: true},
-		},
-		{
-			name:      "the core group has no suffix",
-			deletions: []Deletion{{Kind: "ConfigMap", Resource: "configmaps", Namespace: "a", Name: "c"}},
-			want:      BackupContent{Namespaces: []string{"a"}, Resources: []string{"configmaps"}},
-		},
+func TestOwnerHash(t *testing.T) {
+	a := OwnerHash("ClusterServiceVersion", "ops", "etcd.v1")
+	if !dnsLabel.MatchString(a) || len(a) > 63 {
+		t.Errorf("OwnerHash = %q: not a label value", a)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := BackupScope(tt.deletions); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("BackupScope = %+v, want %+v", got, tt.want)
-			}
-		})
+	for _, other := range [][3]string{{"ClusterExtension", "ops", "etcd.v1"}, {"ClusterServiceVersion", "other", "etcd.v1"}, {"ClusterServiceVersion", "ops", "etcd.v2"}} {
+		if OwnerHash(other[0], other[1], other[2]) == a {
+			t.Errorf("OwnerHash%v = OwnerHash of another owner", other)
+		}
 	}
 }
 
@@ -95,43 +87,61 @@ func TestBackupScopeOfKinds(t *testing.T) {
 	widgets := CRDScope{Kind: "Widget.example.com", GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, Namespaced: true}
 	gadgets := CRDScope{Kind: "Gadget.example.com", GVR: schema.GroupVersionResource{Group: "example.com", Version: "v2", Resource: "gadgets"}, Namespaced: true}
 	clusters := CRDScope{Kind: "Cluster.example.com", GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "clusters"}}
-	role := Deletion{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole", Resource: "clusterroles", Name: "op"}
+	role := Held{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole", Resource: "clusterroles", Name: "op"}
+	secret := func(ns, name string) Held {
+		return Held{Kind: "Secret", Resource: "secrets", Namespace: ns, Name: name}
+	}
+	ownedWidget := Held{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: "a", Name: "child"}
 	tests := []struct {
-		name    string
-		kinds   []CRDScope
-		targets NamespaceSet
-		others  []Deletion
-		want    BackupContent
+		name       string
+		kinds      []CRDScope
+		targets    NamespaceSet
+		others     []Held
+		dependents []Held
+		want       BackupContent
 	}{
 		{name: "no kind and nothing else: nothing to include", targets: AllNamespaces()},
 		{
 			name: "every namespace: the kinds everywhere", kinds: []CRDScope{widgets, gadgets}, targets: AllNamespaces(),
-			want: BackupContent{Namespaces: []string{EveryNamespace}, Resources: []string{"gadgets.example.com", "widgets.example.com"}},
+			want: BackupContent{Namespaces: []string{EveryNamespace}, WholeIn: []string{EveryNamespace},
+				Whole: []WholeKind{{Resource: "gadgets.example.com", Namespaced: true}, {Resource: "widgets.example.com", Namespaced: true}}},
 		},
 		{
 			name: "namespaced targets: those namespaces, never the \"\" beside them", kinds: []CRDScope{widgets}, targets: NewNamespaceSet([]string{"b", "", "a"}),
-			want: BackupContent{Namespaces: []string{"a", "b"}, Resources: []string{"widgets.example.com"}},
+			want: BackupContent{Namespaces: []string{"a", "b"}, WholeIn: []string{"a", "b"}, Whole: []WholeKind{{Resource: "widgets.example.com", Namespaced: true}}},
 		},
 		{
 			name: "a cluster-scoped kind names no namespace", kinds: []CRDScope{clusters}, targets: NewNamespaceSet([]string{"a"}),
-			want: BackupContent{Resources: []string{"clusters.example.com"}, ClusterScoped: true},
+			want: BackupContent{Whole: []WholeKind{{Resource: "clusters.example.com"}}},
 		},
 		{
-			name: "the other deletions are added", kinds: []CRDScope{widgets, clusters}, targets: NewNamespaceSet([]string{"a"}), others: []Deletion{role},
-			want: BackupContent{Namespaces: []string{"a"}, Resources: []string{"clusterroles.rbac.authorization.k8s.io", "clusters.example.com", "widgets.example.com"}, ClusterScoped: true},
+			name: "the other deletions and the dependents by name, their namespaces added", kinds: []CRDScope{widgets}, targets: NewNamespaceSet([]string{"a"}),
+			others: []Held{role}, dependents: []Held{secret("a", "s1"), secret("c", "s2")},
+			want: BackupContent{Namespaces: []string{"a", "c"}, WholeIn: []string{"a"}, Whole: []WholeKind{{Resource: "widgets.example.com", Namespaced: true}},
+				Named: []Held{role, secret("a", "s1"), secret("c", "s2")}},
 		},
 		{
-			name: "only other deletions", targets: AllNamespaces(), others: []Deletion{role},
-			want: BackupContent{Resources: []string{"clusterroles.rbac.authorization.k8s.io"}, ClusterScoped: true},
+			name: "a dependent of a kind taken whole there is not named", kinds: []CRDScope{widgets}, targets: NewNamespaceSet([]string{"a"}),
+			dependents: []Held{ownedWidget, ownedWidget},
+			want:       BackupContent{Namespaces: []string{"a"}, WholeIn: []string{"a"}, Whole: []WholeKind{{Resource: "widgets.example.com", Namespaced: true}}},
+		},
+		{
+			name: "every namespace holds every dependent's namespace", kinds: []CRDScope{widgets}, targets: AllNamespaces(), dependents: []Held{secret("c", "s2")},
+			want: BackupContent{Namespaces: []string{EveryNamespace}, WholeIn: []string{EveryNamespace}, Whole: []WholeKind{{Resource: "widgets.example.com", Namespaced: true}},
+				Named: []Held{secret("c", "s2")}},
+		},
+		{
+			name: "only other deletions", targets: AllNamespaces(), others: []Held{role},
+			want: BackupContent{Named: []Held{role}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := BackupScopeOfKinds(tt.kinds, tt.targets, tt.others)
+			got := BackupScopeOfKinds(tt.kinds, tt.targets, tt.others, tt.dependents)
 			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("BackupScopeOfKinds = %+v, want %+v", got, tt.want)
+				t.Errorf("BackupScopeOfKinds =\n%+v\nwant\n%+v", got, tt.want)
 			}
-			if got.Empty() != (len(tt.want.Resources) == 0) {
+			if got.Empty() != (len(tt.want.Whole) == 0 && len(tt.want.Named) == 0) {
 				t.Errorf("Empty() = %v for %+v", got.Empty(), got)
 			}
 		})
@@ -139,24 +149,21 @@ func TestBackupScopeOfKinds(t *testing.T) {
 }
 
 // TestBackupScopeOfKindsHoldsThePlan: whatever instances of the kinds the
-// plan deletes in the targets, the Backup made before the plan includes
-// their resources and namespaces.
+// plan deletes in the targets, the Backup made before the plan takes them.
 func TestBackupScopeOfKindsHoldsThePlan(t *testing.T) {
 	widgets := CRDScope{Kind: "Widget.example.com", GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, Namespaced: true}
+	planned := []Held{
+		{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: "a", Name: "w1"},
+		{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: "b", Name: "w2"},
+	}
 	for _, targets := range []NamespaceSet{AllNamespaces(), NewNamespaceSet([]string{"a", "b"})} {
-		content := BackupScopeOfKinds([]CRDScope{widgets}, targets, nil)
-		planned := BackupScope([]Deletion{
-			{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: "a", Name: "w1"},
-			{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: "b", Name: "w2"},
-		})
-		for _, r := range planned.Resources {
-			if !slices.Contains(content.Resources, r) {
-				t.Errorf("targets %v: the Backup lacks resource %s", targets, r)
+		content := BackupScopeOfKinds([]CRDScope{widgets}, targets, nil, nil)
+		for _, p := range planned {
+			if !slices.Contains(content.Resources(), p.ResourceOf()) {
+				t.Errorf("targets %v: the Backup lacks resource %s", targets, p.ResourceOf())
 			}
-		}
-		for _, ns := range planned.Namespaces {
-			if !slices.Contains(content.Namespaces, ns) && !slices.Contains(content.Namespaces, EveryNamespace) {
-				t.Errorf("targets %v: the Backup lacks namespace %s", targets, ns)
+			if !slices.Contains(content.WholeIn, p.Namespace) && !slices.Contains(content.WholeIn, EveryNamespace) {
+				t.Errorf("targets %v: the Backup lacks namespace %s", targets, p.Namespace)
 			}
 		}
 	}
@@ -209,49 +216,49 @@ func cmpOrEmpty(s string) string {
 }
 
 func TestVerifyBackup(t *testing.T) {
-	widget := func(ns, name string) Deletion {
-		return Deletion{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: ns, Name: name}
+	widget := func(ns, name string) Held {
+		return Held{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: ns, Name: name}
 	}
-	crd := Deletion{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Resource: "customresourcedefinitions", Name: "widgets.example.com"}
-	cm := Deletion{Kind: "ConfigMap", Resource: "configmaps", Namespace: "a", Name: "c"}
+	crd := Held{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Resource: "customresourcedefinitions", Name: "widgets.example.com"}
+	cm := Held{Kind: "ConfigMap", Resource: "configmaps", Namespace: "a", Name: "c"}
 	tests := []struct {
 		name        string
 		list        map[string][]string
-		deletions   []Deletion
-		wantMissing []Deletion
+		deletions   []Held
+		wantMissing []Held
 	}{
 		{
 			name:      "every deletion held, and more",
 			list:      map[string][]string{"example.com/v1/Widget": {"a/w1", "b/w2", "b/other"}, "apiextensions.k8s.io/v1/CustomResourceDefinition": {"widgets.example.com"}, "v1/ConfigMap": {"a/c"}},
-			deletions: []Deletion{widget("a", "w1"), widget("b", "w2"), crd, cm},
+			deletions: []Held{widget("a", "w1"), widget("b", "w2"), crd, cm},
 		},
 		{
 			name:      "held at another version of the kind",
 			list:      map[string][]string{"example.com/v2/Widget": {"a/w1"}},
-			deletions: []Deletion{widget("a", "w1")},
+			deletions: []Held{widget("a", "w1")},
 		},
 		{
 			name:        "an operand created after the backup began",
 			list:        map[string][]string{"example.com/v1/Widget": {"a/w1"}},
-			deletions:   []Deletion{widget("a", "w1"), widget("a", "late")},
-			wantMissing: []Deletion{widget("a", "late")},
+			deletions:   []Held{widget("a", "w1"), widget("a", "late")},
+			wantMissing: []Held{widget("a", "late")},
 		},
 		{
 			name:        "the same name in another namespace is not the object",
 			list:        map[string][]string{"example.com/v1/Widget": {"b/w1"}},
-			deletions:   []Deletion{widget("a", "w1")},
-			wantMissing: []Deletion{widget("a", "w1")},
+			deletions:   []Held{widget("a", "w1")},
+			wantMissing: []Held{widget("a", "w1")},
 		},
 		{
 			name:        "the same name of another group is not the object",
 			list:        map[string][]string{"other.io/v1/Widget": {"a/w1"}},
-			deletions:   []Deletion{widget("a", "w1")},
-			wantMissing: []Deletion{widget("a", "w1")},
+			deletions:   []Held{widget("a", "w1")},
+			wantMissing: []Held{widget("a", "w1")},
 		},
 		{
 			name:        "an empty list holds nothing",
-			deletions:   []Deletion{crd},
-			wantMissing: []Deletion{crd},
+			deletions:   []Held{crd},
+			wantMissing: []Held{crd},
 		},
 		{name: "nothing to delete needs nothing"},
 	}
@@ -294,7 +301,7 @@ func TestDeletionsOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Deletion{
+	want := []Held{
 		{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: "a", Name: "w1"},
 		{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole", Resource: "clusterroles", Name: "r"},
 		{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Resource: "customresourcedefinitions", Name: "widgets.example.com"},
@@ -305,5 +312,43 @@ func TestDeletionsOf(t *testing.T) {
 	}
 	if _, err := DeletionsOf([]Item{{Action: ActionDelete, Kind: "Gadget.example.com", Name: "g", Reason: DeleteOwnedOperand}}, plural); err == nil {
 		t.Error("DeletionsOf named a resource it could not find: want an error, so that the gate blocks")
+	}
+}
+
+// TestRetryBackup: a failed Backup is made again after a backoff that
+// doubles with each attempt, up to an hour; an incomplete one also not
+// before Velero has learnt the kinds again; the message says when, and the
+// next Backup's name, and asks no one to delete anything.
+func TestRetryBackup(t *testing.T) {
+	created := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	failed := &Problem{Reason: cleanupv1alpha1.BlockedBackupFailed, Object: "Backup b", Message: "Velero's Backup b is Failed"}
+	incomplete := &Problem{Reason: cleanupv1alpha1.BlockedBackupIncomplete, Object: "Widget a/w1", Message: "Velero's Backup b completed without 1 of the 3 objects"}
+	tests := []struct {
+		name    string
+		problem *Problem
+		attempt int32
+		seen    time.Time
+		want    time.Time
+	}{
+		{name: "failed, first attempt: 30 s", problem: failed, attempt: 1, seen: created.Add(time.Minute), want: created.Add(90 * time.Second)},
+		{name: "failed, third attempt: 2 min", problem: failed, attempt: 3, seen: created.Add(time.Minute), want: created.Add(3 * time.Minute)},
+		{name: "failed, many attempts: an hour at most", problem: failed, attempt: 40, seen: created, want: created.Add(time.Hour)},
+		{name: "incomplete, first attempt: 30 s", problem: incomplete, attempt: 1, seen: created.Add(2 * time.Second), want: created.Add(32 * time.Second)},
+		{name: "incomplete, fifth attempt: 8 min", problem: incomplete, attempt: 5, seen: created.Add(time.Minute), want: created.Add(9 * time.Minute)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			at, p := RetryBackup(FailedBackup{Problem: tt.problem, Attempt: tt.attempt, Next: "b-2", Created: created, Seen: tt.seen})
+			if !at.Equal(tt.want) {
+				t.Errorf("RetryBackup at %s, want %s", at, tt.want)
+			}
+			if p.Reason != tt.problem.Reason || !strings.HasPrefix(p.Message, tt.problem.Message) || !strings.Contains(p.Message, "b-2") ||
+				!strings.Contains(p.Message, tt.want.Format(time.RFC3339)) || strings.Contains(p.Message, "delete") {
+				t.Errorf("RetryBackup's problem = %+v; want the reason kept, the next Backup and its time named, and no one asked to delete anything", p)
+			}
+			if tt.problem.Message != "Velero's Backup b is Failed" && tt.problem.Reason == cleanupv1alpha1.BlockedBackupFailed {
+				t.Error("RetryBackup changed the problem it was given")
+			}
+		})
 	}
 }

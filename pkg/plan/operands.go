@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +28,10 @@ type OperandInput struct {
 	Orphan string
 	// Timeout says whether operandTimeout has passed and what onTimeout does then.
 	Timeout Timeout
+	// Backed, when not nil, are the namespaces whose operands the
+	// uninstall's verified backup holds (BackedNamespaces): an operand
+	// outside them, in a target namespace added since, is kept.
+	Backed NamespaceSet
 	// Items are the CRD's instances, metadata only.
 	Items []metav1.PartialObjectMetadata
 }
@@ -117,6 +122,9 @@ func keepReason(in OperandInput, item *metav1.PartialObjectMetadata) string {
 				return cleanupv1alpha1.KeepSharedWithCSV
 			}
 		}
+		if in.Backed != nil && !in.Backed.Has(item.Namespace) {
+			return cleanupv1alpha1.KeepNotInBackup
+		}
 	}
 	switch CreationOrder(item.CreationTimestamp, in.DeletionTime) {
 	case CreatedLater:
@@ -131,6 +139,20 @@ func keepReason(in OperandInput, item *metav1.PartialObjectMetadata) string {
 		}
 	}
 	return ""
+}
+
+// BackedNamespaces are the namespaces whose operands a verified backup
+// holds, as its record names them (EveryNamespace for every namespace); nil
+// without a verified backup, or when it holds no namespaced operand (there
+// is none to keep then).
+func BackedNamespaces(verified bool, namespaces []string) NamespaceSet {
+	switch {
+	case !verified || len(namespaces) == 0:
+		return nil
+	case slices.Contains(namespaces, EveryNamespace):
+		return AllNamespaces()
+	}
+	return NewNamespaceSet(namespaces)
 }
 
 // Order is when an object was created against a deletion, as far as

@@ -148,36 +148,47 @@ func TestPlanOperands(t *testing.T) {
 		wantDelete  []string
 		wantWaiting []string
 		wantKept    map[string]int
+		backed      NamespaceSet
 	}{
+		// The target namespaces widened after the backup was verified: what
+		// it does not hold is kept, never deleted.
+		{"a target namespace the verified backup does not hold", namespaced, []string{"a", "added"}, []metav1.PartialObjectMetadata{
+			item("a", "w1", before), item("added", "w2", before)},
+			[]string{"a/w1"}, nil, map[string]int{cleanupv1alpha1.KeepNotInBackup: 1}, BackedNamespaces(true, []string{"a"})},
+		{"a backup of every namespace holds every target", namespaced, []string{"a", "added"}, []metav1.PartialObjectMetadata{
+			item("a", "w1", before), item("added", "w2", before)},
+			[]string{"a/w1", "added/w2"}, nil, map[string]int{}, BackedNamespaces(true, []string{EveryNamespace})},
+		{"a cluster-scoped instance is held whatever the namespaces", cluster, []string{"a"}, []metav1.PartialObjectMetadata{item("", "g1", before)},
+			[]string{"g1"}, nil, map[string]int{}, BackedNamespaces(true, []string{"a"})},
 		{"in and outside the targets", namespaced, []string{"a", "b"}, []metav1.PartialObjectMetadata{
 			item("a", "w1", before), item("b", "w2", before), item("c", "w3", before)},
-			[]string{"a/w1", "b/w2"}, nil, map[string]int{cleanupv1alpha1.KeepOutsideTargets: 1}},
+			[]string{"a/w1", "b/w2"}, nil, map[string]int{cleanupv1alpha1.KeepOutsideTargets: 1}, nil},
 		{"all namespaces", namespaced, []string{""}, []metav1.PartialObjectMetadata{item("a", "w1", before), item("z", "w2", before)},
-			[]string{"a/w1", "z/w2"}, nil, map[string]int{}},
+			[]string{"a/w1", "z/w2"}, nil, map[string]int{}, nil},
 		{"a namespace another CSV targets is spared", shared, []string{"mine", "both"}, []metav1.PartialObjectMetadata{
 			item("mine", "w1", before), item("both", "w2", before)},
-			[]string{"mine/w1"}, nil, map[string]int{cleanupv1alpha1.KeepSharedWithCSV: 1}},
+			[]string{"mine/w1"}, nil, map[string]int{cleanupv1alpha1.KeepSharedWithCSV: 1}, nil},
 		{"created in a later second than the deletion", namespaced, []string{"a"}, []metav1.PartialObjectMetadata{
 			item("a", "old", before), item("a", "new", deletion.Add(time.Second))},
-			[]string{"a/old"}, nil, map[string]int{cleanupv1alpha1.KeepCreatedAfterDeletion: 1}},
+			[]string{"a/old"}, nil, map[string]int{cleanupv1alpha1.KeepCreatedAfterDeletion: 1}, nil},
 		// The API server stores both in whole seconds: an operand of the
 		// deletion's second may be either side of it. Without the cluster as
 		// it was at the deletion's revision (AtDeletion), it is kept as of
 		// unknown age, never as created after.
 		{"created in the deletion's second, no revision: kept as ambiguous", namespaced, []string{"a"}, []metav1.PartialObjectMetadata{
 			item("a", "just-before", deletion), item("a", "a-second-before", deletion.Add(-time.Second))},
-			[]string{"a/a-second-before"}, nil, map[string]int{cleanupv1alpha1.KeepCreatedInDeletionSecond: 1}},
+			[]string{"a/a-second-before"}, nil, map[string]int{cleanupv1alpha1.KeepCreatedInDeletionSecond: 1}, nil},
 		{"terminating ones are waited for, not deleted again", namespaced, []string{"a"}, []metav1.PartialObjectMetadata{
 			item("a", "w1", before, terminating), item("a", "w2", before)},
-			[]string{"a/w2"}, []string{"a/w1"}, map[string]int{}},
+			[]string{"a/w2"}, []string{"a/w1"}, map[string]int{}, nil},
 		{"cluster-scoped instances ignore targets", cluster, []string{"a"}, []metav1.PartialObjectMetadata{item("", "g1", before)},
-			[]string{"g1"}, nil, map[string]int{}},
+			[]string{"g1"}, nil, map[string]int{}, nil},
 		{"a kept CRD keeps every instance", unproven, []string{"a"}, []metav1.PartialObjectMetadata{item("a", "w1", before), item("b", "w2", before)},
-			nil, nil, map[string]int{cleanupv1alpha1.KeepUnproven: 2}},
+			nil, nil, map[string]int{cleanupv1alpha1.KeepUnproven: 2}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			plan := PlanOperands(OperandInput{Scope: tt.scope, Targets: NewNamespaceSet(tt.targets), DeletionTime: metav1.NewTime(deletion), Items: tt.items})
+			plan := PlanOperands(OperandInput{Scope: tt.scope, Targets: NewNamespaceSet(tt.targets), DeletionTime: metav1.NewTime(deletion), Items: tt.items, Backed: tt.backed})
 			if got := names(plan.Delete); !slices.Equal(got, tt.wantDelete) {
 				t.Errorf("delete = %v, want %v", got, tt.wantDelete)
 			}
@@ -193,6 +204,18 @@ func TestPlanOperands(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestBackedNamespaces(t *testing.T) {
+	if BackedNamespaces(false, []string{"a"}) != nil || BackedNamespaces(true, nil) != nil {
+		t.Error("BackedNamespaces narrows without a verified backup of namespaced operands")
+	}
+	if s := BackedNamespaces(true, []string{EveryNamespace}); !s.All() {
+		t.Errorf("BackedNamespaces(*) = %v, want every namespace", s)
+	}
+	if s := BackedNamespaces(true, []string{"a", "b"}); !s.Has("a") || !s.Has("b") || s.Has("c") || s.All() {
+		t.Errorf("BackedNamespaces(a, b) = %v", s)
 	}
 }
 

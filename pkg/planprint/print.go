@@ -41,6 +41,22 @@ func Table(w io.Writer, d *cleanup.DryRun) error {
 			printf("%s\t%s\t%s\t%s\t%s\n", it.Action, it.Kind, cmp.Or(it.Namespace, "-"), it.Name, it.Reason)
 		}
 	}
+	if len(d.Dependents) > 0 {
+		printf("\nDEPENDENT\tNAMESPACE\tNAME\t(deleted by the garbage collector with what the uninstall deletes)\n")
+		for _, h := range d.Dependents {
+			printf("%s\t%s\t%s\t\n", h.KindName(), cmp.Or(h.Namespace, "-"), h.Name)
+		}
+	}
+	if len(d.Volumes) > 0 {
+		printf("\nVOLUME CLAIM\tVOLUME\tDRIVER\tSNAPSHOT CLASS\tDATA\n")
+		for _, v := range d.Volumes {
+			data := "snapshot"
+			if !v.Snapshot {
+				data = v.Note
+			}
+			printf("%s\t%s\t%s\t%s\t%s\n", path(v.Claim.Namespace, v.Claim.Name), cmp.Or(v.VolumeName, "-"), cmp.Or(v.Driver, "-"), cmp.Or(v.SnapshotClass, "-"), data)
+		}
+	}
 	if len(d.Unread) > 0 {
 		printf("\nUNREAD\tREASON\tWHY\n")
 		for _, u := range d.Unread {
@@ -61,13 +77,16 @@ func Table(w io.Writer, d *cleanup.DryRun) error {
 	if b := d.Backup; b != nil {
 		printf("\nBackup:\t%s %s: %s\n", b.Tool, cmp.Or(path(b.Namespace, b.Name), "-"), b.Message)
 		if len(b.Resources) > 0 {
-			printf("\t%d objects; namespaces %s; resources %s\n", b.Planned, namespaceList(b.Namespaces), strings.Join(b.Resources, ","))
+			printf("\t%d objects, %d dependents, %d volumes' snapshots; namespaces %s; resources %s\n", b.Planned, b.Dependents, b.Volumes, namespaceList(b.Namespaces), strings.Join(b.Resources, ","))
 		}
 	}
 	for _, n := range d.Notes {
 		printf("\nNote:\t%s\n", n)
 	}
 	printf("\n%d to delete, %d to keep", d.Count(plan.ActionDelete), d.Count(plan.ActionKeep))
+	if len(d.Dependents) > 0 || len(d.Volumes) > 0 {
+		printf("; %d dependents deleted with them, %d volumes", len(d.Dependents), len(d.Volumes))
+	}
 	if n := d.Count(plan.ActionUpdate); n > 0 {
 		printf(", %d to update", n)
 	}

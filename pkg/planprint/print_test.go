@@ -93,8 +93,31 @@ func TestTableOfABackup(t *testing.T) {
 		if err := Table(&b, dry); err != nil {
 			t.Fatal(err)
 		}
-		if out := b.String(); !strings.Contains(out, "velero/csv-cleaner-x") || !strings.Contains(out, "2 objects; "+tt.want) {
+		if out := b.String(); !strings.Contains(out, "velero/csv-cleaner-x") || !strings.Contains(out, "2 objects, 0 dependents, 0 volumes' snapshots; "+tt.want) {
 			t.Errorf("namespaces %v:\n%s", tt.namespaces, out)
+		}
+	}
+}
+
+// TestTableOfDependents lists the dependents and the volumes apart from the
+// items, and counts them apart.
+func TestTableOfDependents(t *testing.T) {
+	claim := plan.Held{Kind: "PersistentVolumeClaim", Resource: "persistentvolumeclaims", Namespace: "a", Name: "data"}
+	dry := &cleanup.DryRun{CSV: cleanup.CSVRef{Namespace: "ops", Name: "db.v1"}, Verdict: "Uninstall",
+		Items: []plan.Item{{Action: plan.ActionDelete, Kind: "Database.example.com", Namespace: "a", Name: "db", Reason: plan.DeleteOwnedOperand}},
+		Dependents: []plan.Held{{Kind: "Secret", Resource: "secrets", Namespace: "a", Name: "db-password"}, claim,
+			{Group: "example.com", Kind: "Snapshot", Resource: "snapshots", Namespace: "a", Name: "nightly"}},
+		Volumes: []plan.Volume{{Claim: claim, VolumeName: "pv-1", Driver: "csi.example.com", SnapshotClass: "snap", Snapshot: true},
+			{Claim: plan.Held{Kind: "PersistentVolumeClaim", Namespace: "a", Name: "scratch"}, Note: "not bound to a volume: no data to back up"}}}
+	var b bytes.Buffer
+	if err := Table(&b, dry); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"DEPENDENT", "Secret", "a          db-password", "Snapshot.example.com", "VOLUME CLAIM", "a/data", "pv-1", "csi.example.com", "snapshot",
+		"a/scratch", "not bound to a volume", "1 to delete, 0 to keep; 3 dependents deleted with them, 2 volumes"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
 		}
 	}
 }

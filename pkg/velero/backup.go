@@ -3,28 +3,36 @@ package velero
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
-// Labels and annotations of the Backups and DownloadRequests csv-cleaner makes.
+// Labels and annotations of the Backups, ConfigMaps and DownloadRequests
+// csv-cleaner makes: OwnerLabel finds an owner's Backups by its kind,
+// namespace and name (plan.OwnerHash) when its record is gone.
 const (
 	ManagedByLabel  = "app.kubernetes.io/managed-by"
 	ManagedBy       = "csv-cleaner"
 	OwnerUIDLabel   = "cleanup.csv-cleaner.io/owner-uid"
+	OwnerLabel      = "cleanup.csv-cleaner.io/owner"
 	OwnerAnnotation = "cleanup.csv-cleaner.io/owner"
 )
 
 // Backup is a Velero Backup as the gate reads it.
 type Backup struct {
 	Name string
+	UID  types.UID
 	// Phase is status.phase ("" before Velero has looked at it).
 	Phase string
 	// Items is how many items Velero has backed up so far.
@@ -39,7 +47,15 @@ type Backup struct {
 type Owner struct {
 	UID   types.UID
 	Title string
+	// Hash is plan.OwnerHash of its kind, namespace and name.
+	Hash string
 }
+
+func (o Owner) labels() map[string]string {
+	return map[string]string{ManagedByLabel: ManagedBy, OwnerUIDLabel: string(o.UID), OwnerLabel: o.Hash}
+}
+
+func (o Owner) annotations() map[string]string { return map[string]string{OwnerAnnotation: o.Title} }
 
 // Backup reads the Backup called name; nil when there is none.
 func (c Client) Backup(ctx context.Context, name string) (*Backup, error) {
@@ -52,30 +68,37 @@ func (c Client) Backup(ctx context.Context, name string) (*Backup, error) {
 	case err != nil:
 		return nil, absent(fmt.Errorf("reading Velero's Backup %s/%s: %w", c.Namespace, name, err))
 	}
-	b := &Backup{Name: name, Created: u.GetCreationTimestamp().Time}
+	b := &Backup{Name: name, UID: u.GetUID(), Created: u.GetCreationTimestamp().Time}
 	b.Phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
 	b.Items, _, _ = unstructured.NestedInt64(u.Object, "status", "progress", "itemsBackedUp")
 	b.StorageLocation, _, _ = unstructured.NestedString(u.Object, "spec", "storageLocation")
 	return b, nil
 }
 
-// CreateBackup makes the Backup called name, of content, for owner. One
-// that exists already (made by an earlier pass whose reply was lost, or by
-// another csv-cleaner) is the same Backup: it is not an error.
+// CreateBackup makes the Backup called name, of content, for owner, with
+// its resource policy in a ConfigMap of the same name (made first: Velero
+// reads it when it validates the Backup), which the Backup then owns, so
+// that it goes when Velero deletes the Backup. One that exists already
+// (made by an earlier pass whose reply was lost, or by another
+// csv-cleaner) is the same Backup: it is not an error.
 func (c Client) CreateBackup(ctx context.Context, name string, owner Owner, content plan.BackupContent, s *cleanupv1alpha1.VeleroBackup) error {
+	policy, namespaces, err := BackupPolicy(content, c.Namespace, name)
+	if err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: name, Labels: owner.labels(), Annotations: owner.annotations()},
+		Data: map[string]string{"policy": policy}}
+	if err := c.Writer.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the resource policy of Velero's Backup %s/%s: %w", c.Namespace, name, err)
+	}
 	b := &unstructured.Unstructured{Object: map[string]any{}}
 	b.SetGroupVersionKind(backupKind)
 	b.SetNamespace(c.Namespace)
 	b.SetName(name)
-	b.SetLabels(map[string]string{ManagedByLabel: ManagedBy, OwnerUIDLabel: string(owner.UID)})
-	b.SetAnnotations(map[string]string{OwnerAnnotation: owner.Title})
-	spec := map[string]any{"includedResources": toAny(content.Resources)}
-	if len(content.Namespaces) > 0 {
-		spec["includedNamespaces"] = toAny(content.Namespaces)
-	}
-	if content.ClusterScoped {
-		spec["includeClusterResources"] = true
-	}
+	b.SetLabels(owner.labels())
+	b.SetAnnotations(owner.annotations())
+	spec := map[string]any{"includedNamespaces": toAny(namespaces),
+		"resourcePolicy": map[string]any{"kind": "configmap", "name": name}}
 	if s.StorageLocation != "" {
 		spec["storageLocation"] = s.StorageLocation
 	}
@@ -86,10 +109,34 @@ func (c Client) CreateBackup(ctx context.Context, name string, owner Owner, cont
 		spec["snapshotVolumes"] = *s.SnapshotVolumes
 	}
 	b.Object["spec"] = spec
-	if err := c.Writer.Create(ctx, b); err != nil && !apierrors.IsAlreadyExists(err) {
+	switch err := c.Writer.Create(ctx, b); {
+	case apierrors.IsAlreadyExists(err):
+		if err := c.Live.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+			return absent(fmt.Errorf("reading Velero's Backup %s/%s: %w", c.Namespace, name, err))
+		}
+	case err != nil:
 		return absent(fmt.Errorf("creating Velero's Backup %s/%s: %w", c.Namespace, name, err))
 	}
-	return nil
+	return c.ownedByBackup(ctx, cm, b)
+}
+
+// ownedByBackup makes the ConfigMap cm (as created, or read again) owned by
+// the Backup b: the garbage collector deletes it with the Backup.
+func (c Client) ownedByBackup(ctx context.Context, cm *corev1.ConfigMap, b *unstructured.Unstructured) error {
+	ref := metav1.OwnerReference{APIVersion: backupKind.GroupVersion().String(), Kind: backupKind.Kind, Name: b.GetName(), UID: b.GetUID()}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Live.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
+			return fmt.Errorf("reading ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+		}
+		if slices.ContainsFunc(cm.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == ref.UID }) {
+			return nil
+		}
+		cm.OwnerReferences = append(cm.OwnerReferences, ref)
+		if err := c.Writer.Update(ctx, cm); err != nil {
+			return fmt.Errorf("making ConfigMap %s/%s owned by its Backup: %w", cm.Namespace, cm.Name, err)
+		}
+		return nil
+	})
 }
 
 // toAny is a []string as unstructured content holds it.

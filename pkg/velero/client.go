@@ -42,13 +42,14 @@ func absent(err error) error {
 	return err
 }
 
-// Right is one right csv-cleaner uses in Velero's namespace (velero.io).
-type Right struct{ Verb, Resource string }
+// Right is one right csv-cleaner uses in Velero's namespace.
+type Right struct{ Verb, Group, Resource string }
 
 // Rights are the rights the gate uses in Velero's namespace, the ones
 // manifests/velero/role.yaml grants: `plan` asks whether they are held.
 var Rights = []Right{
-	{"create", "backups"}, {"get", "backups"},
-	{"create", "downloadrequests"}, {"get", "downloadrequests"},
-	{"get", "backupstoragelocations"}, {"list", "backupstoragelocations"},
+	{"create", "velero.io", "backups"}, {"get", "velero.io", "backups"},
+	{"create", "velero.io", "downloadrequests"}, {"get", "velero.io", "downloadrequests"},
+	{"get", "velero.io", "backupstoragelocations"}, {"list", "velero.io", "backupstoragelocations"},
+	{"create", "", "configmaps"}, {"get", "", "configmaps"}, {"update", "", "configmaps"},
 }

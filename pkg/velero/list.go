@@ -17,6 +17,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 const (
@@ -31,26 +33,40 @@ const (
 	maxResourceList = 256 << 20
 )
 
+// What a DownloadRequest asks Velero for (its spec.target.kind).
+const (
+	targetResourceList = "BackupResourceList"
+	targetVolumeInfos  = "BackupVolumeInfos"
+)
+
+// requestName names the DownloadRequest of a Backup's target in the slot of now.
+func requestName(backup, target string, now time.Time) string {
+	suffix := "-list-"
+	if target == targetVolumeInfos {
+		suffix = "-volumes-"
+	}
+	return backup + suffix + strconv.FormatInt(now.Unix()/int64(downloadSlot/time.Second), 36)
+}
+
 // listRequestName names the DownloadRequest of a Backup's resource list in
 // the slot of now.
 func listRequestName(backup string, now time.Time) string {
-	return backup + "-list-" + strconv.FormatInt(now.Unix()/int64(downloadSlot/time.Second), 36)
+	return requestName(backup, targetResourceList, now)
 }
 
-// requestList asks Velero for the URL of the Backup's resource list (a
-// DownloadRequest of kind BackupResourceList named for the slot of now).
-// Ask once the Backup is Completed: Velero answers from its cache, and a
-// request it reads before its cached Backup names the storage location it
-// drops, unanswered for good.
-func (c Client) requestList(ctx context.Context, backup string, now time.Time) error {
+// request asks Velero for the URL of the Backup's target (a DownloadRequest
+// named for the slot of now). Ask once the Backup is Completed: Velero
+// answers from its cache, and a request it reads before its cached Backup
+// names the storage location it drops, unanswered for good.
+func (c Client) request(ctx context.Context, backup, target string, now time.Time) error {
 	dr := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
-		"target": map[string]any{"kind": "BackupResourceList", "name": backup}}}}
+		"target": map[string]any{"kind": target, "name": backup}}}}
 	dr.SetGroupVersionKind(downloadRequestKind)
 	dr.SetNamespace(c.Namespace)
-	dr.SetName(listRequestName(backup, now))
+	dr.SetName(requestName(backup, target, now))
 	dr.SetLabels(map[string]string{ManagedByLabel: ManagedBy})
 	if err := c.Writer.Create(ctx, dr); err != nil && !apierrors.IsAlreadyExists(err) {
-		return absent(fmt.Errorf("asking Velero for the resource list of Backup %s: %w", backup, err))
+		return absent(fmt.Errorf("asking Velero for the %s of Backup %s: %w", target, backup, err))
 	}
 	return nil
 }
@@ -61,29 +77,65 @@ func (c Client) requestList(ctx context.Context, backup string, now time.Time) e
 // group/version/Kind to namespace/name (name for cluster-scoped objects).
 // ready is false while Velero has not processed the request.
 func (c Client) ResourceList(ctx context.Context, b *Backup, now time.Time) (list map[string][]string, ready bool, _ error) {
+	list = map[string][]string{}
+	ready, err := c.fetch(ctx, b, targetResourceList, now, &list)
+	return list, ready, err
+}
+
+// volumeInfo is the part of Velero's BackupVolumeInfo the gate reads.
+type volumeInfo struct {
+	PVCName      string `json:"pvcName"`
+	PVCNamespace string `json:"pvcNamespace"`
+	BackupMethod string `json:"backupMethod"`
+	Result       string `json:"result"`
+	Skipped      bool   `json:"skipped"`
+}
+
+// VolumeBackups reads what a completed Backup holds of each volume (its
+// BackupVolumeInfos, gzipped JSON), as the resource list is read. A Backup
+// whose storage holds no such file (made by a Velero before v1.13) holds
+// no volume.
+func (c Client) VolumeBackups(ctx context.Context, b *Backup, now time.Time) ([]plan.VolumeBackup, bool, error) {
+	var infos []volumeInfo
+	ready, err := c.fetch(ctx, b, targetVolumeInfos, now, &infos)
+	if errors.Is(err, errNotStored) {
+		return nil, true, nil
+	}
+	if !ready || err != nil {
+		return nil, ready, err
+	}
+	out := make([]plan.VolumeBackup, 0, len(infos))
+	for _, i := range infos {
+		out = append(out, plan.VolumeBackup{Namespace: i.PVCNamespace, Claim: i.PVCName, Method: i.BackupMethod, Result: i.Result, Skipped: i.Skipped})
+	}
+	return out, true, nil
+}
+
+// fetch reads the Backup's target into into: the URL of the DownloadRequest
+// of this slot (asked for when there is none), then its gzipped JSON.
+func (c Client) fetch(ctx context.Context, b *Backup, target string, now time.Time, into any) (ready bool, _ error) {
 	dr := &unstructured.Unstructured{}
 	dr.SetGroupVersionKind(downloadRequestKind)
-	err := c.Live.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: listRequestName(b.Name, now)}, dr)
+	err := c.Live.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: requestName(b.Name, target, now)}, dr)
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, false, c.requestList(ctx, b.Name, now)
+		return false, c.request(ctx, b.Name, target, now)
 	case err != nil:
-		return nil, false, absent(fmt.Errorf("reading Velero's DownloadRequest %s/%s: %w", c.Namespace, dr.GetName(), err))
+		return false, absent(fmt.Errorf("reading Velero's DownloadRequest %s/%s: %w", c.Namespace, dr.GetName(), err))
 	}
 	phase, _, _ := unstructured.NestedString(dr.Object, "status", "phase")
 	url, _, _ := unstructured.NestedString(dr.Object, "status", "downloadURL")
 	if phase != downloadProcessed || url == "" {
-		return nil, false, nil
+		return false, nil
 	}
 	hc, err := c.httpClient(ctx, b.StorageLocation)
 	if err != nil {
-		return nil, false, err
+		return false, err
 	}
-	list, err = download(ctx, hc, url)
-	if err != nil {
-		return nil, false, fmt.Errorf("downloading the resource list of Velero's Backup %s: %w", b.Name, err)
+	if err := download(ctx, hc, url, into); err != nil {
+		return false, fmt.Errorf("downloading the %s of Velero's Backup %s: %w", target, b.Name, err)
 	}
-	return list, true, nil
+	return true, nil
 }
 
 // httpClient is the client that downloads from the storage location: with
@@ -114,32 +166,37 @@ func (c Client) httpClient(ctx context.Context, location string) (*http.Client, 
 	return hc, nil
 }
 
-// download reads a resource list: gzipped JSON, served without a
-// Content-Encoding, a map from group/version/Kind to namespace/name.
-func download(ctx context.Context, hc *http.Client, url string) (map[string][]string, error) {
+// errNotStored: the storage holds no such file.
+var errNotStored = errors.New("the storage holds no such file")
+
+// download reads gzipped JSON, served without a Content-Encoding, into into.
+func download(ctx context.Context, hc *http.Client, url string, into any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("the storage answered %s", resp.Status)
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		return fmt.Errorf("%w: the storage answered %s", errNotStored, resp.Status)
+	default:
+		return fmt.Errorf("the storage answered %s", resp.Status)
 	}
 	z, err := gzip.NewReader(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("not gzip: %w", err)
+		return fmt.Errorf("not gzip: %w", err)
 	}
-	list := map[string][]string{}
 	dec := json.NewDecoder(io.LimitReader(z, maxResourceList+1))
-	if err := dec.Decode(&list); err != nil {
+	if err := dec.Decode(into); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, fmt.Errorf("the resource list is larger than %d bytes, or cut short: %w", maxResourceList, err)
+			return fmt.Errorf("larger than %d bytes, or cut short: %w", maxResourceList, err)
 		}
-		return nil, fmt.Errorf("reading the resource list: %w", err)
+		return fmt.Errorf("reading it: %w", err)
 	}
-	return list, nil
+	return nil
 }

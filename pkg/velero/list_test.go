@@ -38,7 +38,7 @@ func TestDownload(t *testing.T) {
 			body: gzipped(t, `{"example.com/v1/Widget":["a/w1","b/w2"],"rbac.authorization.k8s.io/v1/ClusterRole":["r"]}`),
 			want: map[string][]string{"example.com/v1/Widget": {"a/w1", "b/w2"}, "rbac.authorization.k8s.io/v1/ClusterRole": {"r"}}},
 		{name: "not gzip", status: http.StatusOK, body: []byte(`{"v1/ConfigMap":["a/c"]}`), wantErr: "not gzip"},
-		{name: "not a list", status: http.StatusOK, body: gzipped(t, `["a/w1"]`), wantErr: "reading the resource list"},
+		{name: "not a list", status: http.StatusOK, body: gzipped(t, `["a/w1"]`), wantErr: "reading it"},
 		{name: "cut short", status: http.StatusOK, body: gzipped(t, `{"example.com/v1/Widget":["a/w1"`), wantErr: "cut short"},
 		{name: "expired URL", status: http.StatusForbidden, body: []byte("Request has expired"), wantErr: "403"},
 	}
@@ -50,7 +50,8 @@ func TestDownload(t *testing.T) {
 				_, _ = w.Write(tt.body)
 			}))
 			defer srv.Close()
-			got, err := download(context.Background(), srv.Client(), srv.URL+"/list")
+			got := map[string][]string{}
+			err := download(context.Background(), srv.Client(), srv.URL+"/list", &got)
 			switch {
 			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 				t.Fatalf("download = %v, %v; want an error with %q", got, err, tt.wantErr)

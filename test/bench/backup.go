@@ -88,18 +88,12 @@ func (e *Env) MeasureBackup(ctx context.Context, n int) (Backup, error) {
 		return res, err
 	}
 	defer func() { _ = velero.Stop() }()
-	role, binding, err := fixtures.ShippedVeleroRole()
-	if err != nil {
+	if err := e.backupRights(ctx); err != nil {
 		return res, err
-	}
-	for _, obj := range []client.Object{role, binding} {
-		if err := client.IgnoreAlreadyExists(e.Client.Create(ctx, obj)); err != nil {
-			return res, fmt.Errorf("applying manifests/velero/role.yaml: %w", err)
-		}
 	}
 
 	// The gate's Backup of a ClusterExtension: its resources in every namespace.
-	if res.Velero, err = e.veleroBackup(ctx, "reference-"+id, []string{plan.EveryNamespace}, w.ext.CRDs); err != nil {
+	if res.Velero, err = e.veleroBackupOf(ctx, "reference-"+id, []string{plan.EveryNamespace}, resourcesOf(w.ext.CRDs)); err != nil {
 		return res, err
 	}
 	if res.Floor, err = e.perObjectFloor(ctx, w.floor); err != nil {
@@ -109,7 +103,7 @@ func (e *Env) MeasureBackup(ctx context.Context, n int) (Backup, error) {
 	if err != nil {
 		return res, err
 	}
-	gate := e.timeBackup(ctx, plan.BackupName(ocv1.ClusterExtensionKind, "", id, objs.Extension.GetUID()))
+	gate := e.timeBackup(ctx, plan.BackupName(ocv1.ClusterExtensionKind, "", id, objs.Extension.GetUID(), 1))
 	fixtures.WaitNextSecond(time.Now())
 	start := time.Now()
 	if err := e.Client.Delete(ctx, objs.Extension); err != nil {
@@ -136,12 +130,13 @@ func (e *Env) MeasureBackup(ctx context.Context, n int) (Backup, error) {
 	return res, e.removeExtensionWorkload(ctx, w)
 }
 
-// veleroBackup makes a Backup of the resources of set in namespaces, as
-// csv-cleaner's gate does, and times it from its creation to Completed.
-func (e *Env) veleroBackup(ctx context.Context, name string, namespaces []string, set []fixtures.CRD) (time.Duration, error) {
+// veleroBackupOf makes a Backup of resources (plural.group) in namespaces,
+// as a person does with `velero backup create`, and times it from its
+// creation to Completed.
+func (e *Env) veleroBackupOf(ctx context.Context, name string, namespaces, of []string) (time.Duration, error) {
 	var resources, included []any
-	for _, c := range set {
-		resources = append(resources, c.Plural+"."+c.Group)
+	for _, r := range of {
+		resources = append(resources, r)
 	}
 	for _, ns := range namespaces {
 		included = append(included, ns)

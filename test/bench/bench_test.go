@@ -102,6 +102,16 @@ func TestBench(t *testing.T) {
 		report.Backup = &b
 	}
 
+	if scale.Undoable > 0 && only("undo") {
+		u, err := e.MeasureUndoable(ctx, scale.Undoable)
+		if err != nil {
+			t.Fatalf("undoable uninstall, %d resources with a Secret and a claim each: %v", scale.Undoable, err)
+		}
+		t.Logf("Undoable uninstall of %d resources, each with a Secret and a claim: uninstall %s, per-object floor %s, its own Backup %s (%d items, %d volumes): ratio %.2f; a Backup of the same by hand %s; undo %s (%d objects), Velero's own Restore %s: ratio %.2f",
+			u.Operands, u.Uninstall, u.Floor, u.Gate, u.Items, u.Volumes, u.Ratio(), u.Velero, u.Undo, u.Restored, u.Restore, u.UndoRatio())
+		report.Undoable = &u
+	}
+
 	if scale.OutageOperands > 0 && only("outage") {
 		o, err := e.MeasureOutage(ctx, scale.OutageOperands, scale.OutageDown)
 		if err != nil {

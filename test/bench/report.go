@@ -38,6 +38,8 @@ type Report struct {
 	Exact *ExactList `json:",omitempty"`
 	// Backup is the backup gate's cost, with real Velero.
 	Backup *Backup `json:",omitempty"`
+	// Undoable is the gate's cost with dependents and volumes, and the undo's, with real Velero and the CSI stack.
+	Undoable *Undoable `json:",omitempty"`
 }
 
 func defaultQPS() [2]float64 { return [2]float64{cleanup.DefaultQPS, cleanup.DefaultBurst} }
@@ -90,6 +92,21 @@ func (r Report) Figures() [][2]any {
 			[2]any{"backup_gate_reference_ratio_" + size(b.Operands), round(b.ReferenceRatio(), 2)},
 			[2]any{"velero_backup_seconds_" + size(b.Operands), round(b.Velero.Seconds(), 2)},
 			[2]any{"velero_backup_items_" + size(b.Operands), b.Items},
+		)
+	}
+	if u := r.Undoable; u != nil {
+		out = append(out,
+			[2]any{"undoable_gate_ratio_" + size(u.Operands), round(u.Ratio(), 2)},
+			[2]any{"undoable_uninstall_seconds_" + size(u.Operands), round(u.Uninstall.Seconds(), 2)},
+			[2]any{"undoable_floor_seconds_" + size(u.Operands), round(u.Floor.Seconds(), 2)},
+			[2]any{"undoable_backup_seconds_" + size(u.Operands), round(u.Gate.Seconds(), 2)},
+			[2]any{"undoable_velero_backup_seconds_" + size(u.Operands), round(u.Velero.Seconds(), 2)},
+			[2]any{"undoable_backup_items_" + size(u.Operands), u.Items},
+			[2]any{"undoable_backup_volumes_" + size(u.Operands), u.Volumes},
+			[2]any{"undo_ratio_to_velero_restore_" + size(u.Operands), round(u.UndoRatio(), 2)},
+			[2]any{"undo_seconds_" + size(u.Operands), round(u.Undo.Seconds(), 2)},
+			[2]any{"velero_restore_seconds_" + size(u.Operands), round(u.Restore.Seconds(), 2)},
+			[2]any{"undo_restored_" + size(u.Operands), u.Restored},
 		)
 	}
 	if x := r.Exact; x != nil {
@@ -216,7 +233,8 @@ func round(v float64, digits int) float64 {
 // goals says what each figure should be, where the issue sets a goal.
 func goal(key string) string {
 	switch {
-	case strings.HasPrefix(key, "uninstall_ratio_to_floor_"), strings.HasPrefix(key, "extension_ratio_to_floor_"), strings.HasPrefix(key, "backup_gate_ratio_"):
+	case strings.HasPrefix(key, "uninstall_ratio_to_floor_"), strings.HasPrefix(key, "extension_ratio_to_floor_"), strings.HasPrefix(key, "backup_gate_ratio_"),
+		strings.HasPrefix(key, "undoable_gate_ratio_"), strings.HasPrefix(key, "undo_ratio_to_velero_restore_"):
 		return "≤ 1.05"
 	case strings.HasPrefix(key, "faults_ratio_to_unfaulted_"):
 		return "≤ 1.5"

@@ -36,6 +36,9 @@ type Scale struct {
 	Extension int
 	// Backup is the size of the uninstall under a policy's backup, with real Velero.
 	Backup int
+	// Undoable is the size of the uninstall under a policy's backup whose
+	// operands own a Secret and a claim each, and of its undo.
+	Undoable int
 	// Exact is how many objects the namespace of the Exact LIST's cost holds.
 	Exact int
 	// OutageOperands are uninstalled with every request refused for OutageDown.
@@ -47,13 +50,13 @@ type Scale struct {
 var Full = Scale{Name: "full", Operands: []int{1000, 10000, 30000}, ResumeOperands: 1000,
 	Fleets: []int{500, 2000, 10000}, Unrelated: 100000, IdleManaged: 2000, IdleWindow: 5 * time.Minute, SelfRelease: 1000,
 	BurstCSVs: 100, BurstOperands: 200, Startup: []int{1000, 10000}, SideBySide: 1000, Faults: 10000,
-	OutageOperands: 1000, OutageDown: 2 * time.Minute, Extension: 10000, Exact: 10000, Backup: 10000}
+	OutageOperands: 1000, OutageDown: 2 * time.Minute, Extension: 10000, Exact: 10000, Backup: 10000, Undoable: 1000}
 
 // Small runs in `make test`, so that the harness cannot rot.
 var Small = Scale{Name: "small", Operands: []int{1000}, ResumeOperands: 1000,
 	Fleets: []int{500}, Unrelated: 5000, IdleManaged: 100, IdleWindow: 20 * time.Second, SelfRelease: 100,
 	BurstCSVs: 10, BurstOperands: 20, Startup: []int{100}, SideBySide: 20, Faults: 1000,
-	OutageOperands: 100, OutageDown: 15 * time.Second, Extension: 1000, Exact: 1000, Backup: 300}
+	OutageOperands: 100, OutageDown: 15 * time.Second, Extension: 1000, Exact: 1000, Backup: 300, Undoable: 30}
 
 // ScaleFromEnv is Full when BENCH_SCALE=full, else Small. BENCH_OPERANDS
 // and BENCH_STARTUP (comma-separated) override the throughput and the

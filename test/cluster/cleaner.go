@@ -88,6 +88,10 @@ func (cl *Cleaner) As(name, kubeconfig, namespace string, env ...string) *Cleane
 	return &Cleaner{c: cl.c, bin: cl.bin, name: name, Namespace: namespace, Deployment: cl.Deployment, Kubeconfig: kubeconfig, Env: env, SecureMetrics: true}
 }
 
+// Binary is csv-cleaner built from this checkout, as the local processes run
+// it ("" on an existing cluster): its subcommands (plan, undo) run from it.
+func (cl *Cleaner) Binary() string { return cl.bin }
+
 // Logs returns what the local processes logged so far.
 func (cl *Cleaner) Logs() (string, error) {
 	var b strings.Builder

@@ -55,13 +55,25 @@ type Velero struct {
 	server *controlplane.Process
 	// carried are the Unix sockets Velero's namespace reaches this one by.
 	carried []net.Listener
+	// csi: Velero takes CSI snapshots of the claims it backs up.
+	csi bool
 }
 
 // StartVelero installs Velero's CRDs, its namespace, a
 // BackupStorageLocation on the S3 server and the Deployment velero/velero
 // its restores read their image from (replicas 0), starts the S3 server
 // and Velero's server, and waits for the location to be Available.
-func (c *Cluster) StartVelero(ctx context.Context) (*Velero, error) {
+func (c *Cluster) StartVelero(ctx context.Context) (*Velero, error) { return c.startVelero(ctx, false) }
+
+// StartVeleroCSI is StartVelero with Velero's CSI snapshots on
+// (--features=EnableCSI, still needed in v1.18, and the snapshot handle
+// polled every second: CSI_SNAPSHOT_EARLY_FREQUENT_POLLING), for a cluster
+// whose CSI stack runs (StartCSI).
+func (c *Cluster) StartVeleroCSI(ctx context.Context) (*Velero, error) {
+	return c.startVelero(ctx, true)
+}
+
+func (c *Cluster) startVelero(ctx context.Context, csi bool) (*Velero, error) {
 	for _, b := range []string{"velero", "velero-plugin-for-aws", "versitygw"} {
 		if _, err := os.Stat(filepath.Join(c.BinDir, b)); err != nil {
 			return nil, fmt.Errorf("%s is missing from %s: run 'make backup-tools' first: %w", b, c.BinDir, err)
@@ -71,7 +83,7 @@ func (c *Cluster) StartVelero(ctx context.Context) (*Velero, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &Velero{c: c, dir: dir}
+	v := &Velero{c: c, dir: dir, csi: csi}
 	for _, d := range []string{filepath.Join("s3", s3Bucket), "plugins", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, err
@@ -143,8 +155,12 @@ func (v *Velero) startServer(credentials string) error {
 		"--plugin-dir="+filepath.Join(v.dir, "plugins"),
 		"--metrics-address=127.0.0.1:"+strconv.Itoa(metrics), "--profiler-address=",
 		"--client-qps=500", "--client-burst=1000")
-	v.server, err = controlplane.StartProcess("velero", "unshare", args,
-		[]string{"TMPDIR=" + filepath.Join(v.dir, "tmp"), "AWS_SHARED_CREDENTIALS_FILE=" + credentials}, v.c.LogDir)
+	env := []string{"TMPDIR=" + filepath.Join(v.dir, "tmp"), "AWS_SHARED_CREDENTIALS_FILE=" + credentials}
+	if v.csi {
+		args = append(args, "--features=EnableCSI")
+		env = append(env, "CSI_SNAPSHOT_EARLY_FREQUENT_POLLING=true")
+	}
+	v.server, err = controlplane.StartProcess("velero", "unshare", args, env, v.c.LogDir)
 	return err
 }
 
@@ -275,6 +291,22 @@ func (v *Velero) Restore(ctx context.Context, backup string, excluded ...string)
 		return phase, fmt.Errorf("the Restore %s of %s is %q (see velero.log): %w", r.GetName(), backup, phase, err)
 	}
 	return phase, nil
+}
+
+// Restart stops Velero's server and starts it again: it reads the API
+// server's kinds at its start, as it does every 5 minutes.
+func (v *Velero) Restart(ctx context.Context) error {
+	if err := v.server.Stop(30 * time.Second); err != nil {
+		return fmt.Errorf("stopping Velero's server: %w", err)
+	}
+	for _, ln := range v.carried {
+		_ = ln.Close()
+	}
+	v.carried = nil
+	if err := v.startServer(filepath.Join(v.dir, "credentials")); err != nil {
+		return err
+	}
+	return v.WaitLocation(ctx, "Available")
 }
 
 // Stop stops Velero's server and the S3 server.

@@ -26,7 +26,7 @@ import (
 type Options struct {
 	// BinDir holds etcd, kube-apiserver and kube-controller-manager; default: the repository's bin/.
 	BinDir string
-	// ControllerManager starts kube-controller-manager with the namespace, garbage-collector, Deployment, ReplicaSet and ClusterRole aggregation controllers.
+	// ControllerManager starts kube-controller-manager with the namespace, garbage-collector, Deployment, ReplicaSet, ClusterRole aggregation and volume (binder, claim and volume protection) controllers.
 	ControllerManager bool
 	// Controllers, when set, are the only controllers kube-controller-manager runs.
 	Controllers []string
@@ -152,7 +152,11 @@ func Start(opts Options) (*ControlPlane, error) {
 
 func (cp *ControlPlane) startControllerManager(binDir string, controllers []string) error {
 	if len(controllers) == 0 {
-		controllers = []string{"namespace", "garbagecollector", "deployment", "replicaset", "clusterrole-aggregation"}
+		// The volume controllers bind claims to volumes and let a deleted
+		// claim or volume go once nothing uses it (without them a deleted
+		// claim hangs on its kubernetes.io/pvc-protection finalizer).
+		controllers = []string{"namespace", "garbagecollector", "deployment", "replicaset", "clusterrole-aggregation",
+			"persistentvolume-binder", "pv-protection", "pvc-protection"}
 	}
 	port, err := FreePort()
 	if err != nil {

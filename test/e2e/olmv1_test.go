@@ -91,13 +91,13 @@ func installExtension(ctx context.Context, c client.Client, name, ns, pkg, bundl
 	GinkgoHelper()
 	Expect(client.IgnoreAlreadyExists(c.Create(ctx, fixtures.Namespace(ns)))).To(Succeed())
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "installer", Namespace: ns}}
-	Expect(c.Create(ctx, sa)).To(Succeed())
+	Expect(client.IgnoreAlreadyExists(c.Create(ctx, sa))).To(Succeed()) // a reinstall finds it
 	crb := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: name + "-installer"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: sa.Namespace}},
 	}
-	Expect(c.Create(ctx, crb)).To(Succeed())
+	Expect(client.IgnoreAlreadyExists(c.Create(ctx, crb))).To(Succeed())
 	DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(c.Delete(ctx, crb))).To(Succeed()) })
 	ext := &ocv1.ClusterExtension{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{scenarioLabel: name}},
@@ -459,48 +459,65 @@ var _ = Describe("OLM v1: a ClusterExtension's uninstall, with real operator-con
 		Expect(rec.Status.Phase).To(Equal(cleanupv1alpha1.PhaseCompleted), "record %+v", rec.Status)
 	})
 
-	It("backs up a ClusterExtension's uninstall with real Velero (crds: Delete): the restore brings the CRD and every resource back with its spec", func(ctx SpecContext) {
+	It("backs up a ClusterExtension's uninstall with real Velero (crds: Delete), dependents and volumes' data too; reinstalled, csv-cleaner undo brings back exactly that", func(ctx SpecContext) {
 		e := &extInstall{pkg: v1BackedUp}
 		e.install(ctx, func(s *cleanupv1alpha1.CleanupPolicySpec) {
 			s.CRDs = cleanupv1alpha1.Delete
 			withVelero(s)
 		})
 		e.startOperator()
-		specs := map[string]map[string]any{}
+		csi := startCSI(ctx)
+		specs, held := map[string]map[string]any{}, map[string]data{}
 		for i, ns := range []string{e.ns("a"), e.ns("b")} {
 			w := fixtures.Operand(e.crd(), ns, "db")
 			spec := map[string]any{"replicas": int64(i + 1), "storage": fmt.Sprintf("%dGi", 5*(i+1))}
 			w.Object["spec"] = spec
 			Expect(kc.Client.Create(ctx, w)).To(Succeed())
 			e.lastWidget = w.GetCreationTimestamp()
-			specs[ns+"/db"] = spec
+			specs[ns+"/db"], held[ns+"/db"] = spec, withDependents(ctx, csi, w)
 		}
-		velero := startVelero(ctx)
+		startVeleroCSI(ctx)
 
 		e.delete(ctx)
 		Eventually(func(ctx context.Context) (map[string]bool, error) { return e.snapshot(ctx) }).
 			WithContext(ctx).WithTimeout(2*time.Minute).Should(BeEmpty(), "everything of the install is removed, the CRD with it")
+		for key := range specs {
+			ns, name, _ := strings.Cut(key, "/")
+			Eventually(func(ctx context.Context) bool { return dependentsGone(ctx, ns, name) }).WithContext(ctx).Should(BeTrue(), "the garbage collector deletes the dependents of %s", key)
+		}
 		rec, err := e.record(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rec.Status.Phase).To(Equal(cleanupv1alpha1.PhaseCompleted), "record %+v", rec.Status)
 		Expect(rec.Status.Backup).NotTo(BeNil())
 		st := *rec.Status.Backup
-		// the two resources, and the CRD the garbage collector deletes with the extension
-		Expect(st).To(And(HaveField("Verified", true), HaveField("Phase", "Completed"), HaveField("Planned", BeEquivalentTo(3))))
-		Expect(rec.Status.Message).To(ContainSubstring("velero restore create --from-backup " + st.Name))
+		// the two resources and the CRD the garbage collector deletes with the extension; their Secrets, ConfigMaps and claims
+		Expect(st).To(And(HaveField("Verified", true), HaveField("Phase", "Completed"), HaveField("Planned", BeEquivalentTo(3)),
+			HaveField("Dependents", BeEquivalentTo(6)), HaveField("Volumes", BeEquivalentTo(2))))
+		Expect(rec.Status.Message).To(ContainSubstring("csv-cleaner undo clusterextension " + e.name()))
 
-		By("restoring the Backup: the CRD comes back, then every resource with its spec")
+		By("undoing before the reinstall: it says what to reinstall and changes nothing")
+		out, code := undo(ctx, "clusterextension", e.name())
+		Expect(code).To(Equal(3), out)
+		Expect(restores(ctx)).To(BeZero())
+
+		By("reinstalling the ClusterExtension, then undoing")
+		e.ext = installExtension(ctx, kc.Client, e.name(), e.name(), e.pkg.Name, e.pkg.Head())
 		began := time.Now()
-		phase, err := velero.Restore(ctx, st.Name)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(phase).To(Equal("Completed"))
-		AddReportEntry("Velero's Restore of a ClusterExtension's uninstall", fmt.Sprintf("%s: %s in %s", st.Name, phase, time.Since(began).Round(time.Millisecond)))
-		Expect(kc.Client.Get(ctx, client.ObjectKey{Name: e.crd().Name()}, &apiextensionsv1.CustomResourceDefinition{})).To(Succeed())
+		out, code = undo(ctx, "clusterextension", e.name())
+		AddReportEntry("csv-cleaner undo clusterextension", fmt.Sprintf("exit %d in %s", code, time.Since(began).Round(time.Millisecond)))
+		Expect(code).To(BeZero(), out)
+		Expect(out).To(ContainSubstring("8 restored, 0 present already, 0 missing"))
 		for key, spec := range specs {
 			ns, name, _ := strings.Cut(key, "/")
 			w := fixtures.Operand(e.crd(), ns, name)
-			Eventually(func(ctx context.Context) error { return kc.Client.Get(ctx, client.ObjectKeyFromObject(w), w) }).WithContext(ctx).Should(Succeed(), "%s is back", key)
+			Expect(kc.Client.Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed(), "%s is back", key)
 			Expect(w.Object["spec"]).To(Equal(spec), "%s has its spec back", key)
+			got := dataOf(ctx, csi, ns, name)
+			Expect(got).To(Equal(held[key]), "the Secret, ConfigMap and volume of %s hold what they held", key)
 		}
+		n := restores(ctx)
+		out, code = undo(ctx, "clusterextension", e.name())
+		Expect(code).To(BeZero(), out)
+		Expect(restores(ctx)).To(Equal(n))
 	})
 })

@@ -6,10 +6,13 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
@@ -31,7 +34,7 @@ func (s *scenario) backupName(ctx context.Context) string {
 	GinkgoHelper()
 	csv, err := s.getCSV(ctx)
 	Expect(err).NotTo(HaveOccurred())
-	return plan.BackupName("ClusterServiceVersion", csv.Namespace, csv.Name, csv.UID)
+	return plan.BackupName("ClusterServiceVersion", csv.Namespace, csv.Name, csv.UID, 1)
 }
 
 // applyVeleroRole applies manifests/velero/role.yaml in namespace (the
@@ -53,6 +56,47 @@ func applyVeleroRole(ctx context.Context, namespace string) {
 		Expect(client.IgnoreNotFound(k8s.Delete(ctx, binding))).To(Succeed())
 		Expect(client.IgnoreNotFound(k8s.Delete(ctx, role))).To(Succeed())
 	})
+	applyDependentsRoles(ctx)
+}
+
+// applyDependentsRoles applies manifests/velero/dependents.yaml, and, as
+// the admin its Forbidden block asks, a ClusterRole aggregated into it
+// that may list the custom resources of every CRD there is now (the earlier
+// specs' CRDs, which no role aggregated to view covers), for the rest of
+// the spec.
+func applyDependentsRoles(ctx context.Context) {
+	GinkgoHelper()
+	objs, err := fixtures.ShippedDependentsRoles()
+	Expect(err).NotTo(HaveOccurred())
+	for _, o := range objs {
+		if u, ok := o.(*unstructured.Unstructured); ok && u.GetKind() == "ClusterRole" {
+			rules, _, _ := unstructured.NestedSlice(u.Object, "rules")
+			for _, r := range rules {
+				rule := r.(map[string]any)
+				Expect(rule["verbs"]).NotTo(ContainElement("*"))
+				Expect(rule["resources"]).NotTo(ContainElement("*"))
+			}
+		}
+		Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, o))).To(Succeed())
+	}
+	others, err := fixtures.GrantListOnEveryCRD(ctx, k8s)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, others))).To(Succeed())
+		for _, o := range objs {
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, o))).To(Succeed())
+		}
+	})
+}
+
+// backupPolicy is the resource policy of a Backup (its ConfigMap of the same name).
+func (v *fakeVelero) backupPolicy(ctx context.Context, name string) veleroPolicy {
+	GinkgoHelper()
+	cm := &corev1.ConfigMap{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: v.namespace, Name: name}, cm)).To(Succeed())
+	var p veleroPolicy
+	Expect(yaml.Unmarshal([]byte(cm.Data["policy"]), &p)).To(Succeed())
+	return p
 }
 
 // Velero's CRDs are installed by the first spec, part way: the specs run in order.
@@ -80,24 +124,33 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 			HaveField("Phase", plan.BackupPhaseCompleted), HaveField("Verified", true),
 			// the operand, the ClusterRole and its binding
 			HaveField("Planned", BeEquivalentTo(3)), HaveField("Items", BeNumerically(">=", 3))))
-		Expect(rec.Status.Message).To(ContainSubstring("velero restore create --from-backup " + name + " --namespace velero-first"))
+		Expect(rec.Status.Message).To(ContainSubstring("csv-cleaner undo --namespace " + s.install.Namespace + " " + s.install.CSVName))
 		Expect(s.eventReasons(ctx)).To(ContainElements("BackupCreated", "BackupVerified", "CleanupCompleted"))
 
-		By("the Backup holding what was deleted, as its resource list says")
+		By("the Backup holding what was deleted, and of the cluster's RBAC only the uninstall's, as its policy and resource list say")
 		backups := v.backups(ctx)
 		Expect(backups).To(HaveLen(1))
 		spec := backups[0].Object["spec"].(map[string]any)
 		// the CSV's target namespaces, made before the Widgets were listed (only a holds one)
 		Expect(spec["includedNamespaces"]).To(ConsistOf(s.ns("a"), s.ns("b")))
-		Expect(spec["includedResources"]).To(ConsistOf("widgets."+s.crd(0).Group, "clusterroles.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io"))
-		Expect(spec["includeClusterResources"]).To(BeTrue())
+		Expect(spec).NotTo(HaveKey("includedResources"))
+		Expect(spec["resourcePolicy"]).To(Equal(map[string]any{"kind": "configmap", "name": name}))
+		policy := v.backupPolicy(ctx, name)
+		Expect(policy.IncludeExcludePolicy.IncludedClusterScopedResources).To(ConsistOf("clusterroles.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io"))
+		Expect(policy.ClusterScopedFilterPolicy.ResourceFilters).To(ConsistOf(
+			veleroFilter{Kinds: []string{"clusterrolebindings.rbac.authorization.k8s.io"}, Names: []string{s.id + "-role"}},
+			veleroFilter{Kinds: []string{"clusterroles.rbac.authorization.k8s.io"}, Names: []string{s.id + "-role"}}))
 		list := v.list(name)
+		Expect(list["rbac.authorization.k8s.io/v1/ClusterRole"]).To(ConsistOf(s.id + "-role"))
+		destroyed := &corev1.ConfigMap{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "velero-first", Name: name + "-destroyed"}, destroyed)).To(Succeed())
+		Expect(destroyed.OwnerReferences).To(ConsistOf(HaveField("Name", name)))
 		Expect(list[s.crd(0).Group+"/v1/Widget"]).To(ConsistOf(s.ns("a") + "/w1"))
 		Expect(list["rbac.authorization.k8s.io/v1/ClusterRole"]).To(ContainElement(s.id + "-role"))
 		Expect(list["apiextensions.k8s.io/v1/CustomResourceDefinition"]).To(ContainElement(s.crd(0).Name()))
 	})
 
-	It("blocks on a Backup that fails, deleting nothing, and makes it again once the failed one is deleted", func(ctx SpecContext) {
+	It("blocks on a Backup that fails, deleting nothing, and makes a new Backup by itself once the cause is gone, deleting none", func(ctx SpecContext) {
 		s := newScenario("bkfail")
 		s.createPolicy(ctx, backupTo("velero-fail"))
 		v := startFakeVelero(ctx, "velero-fail", "Available")
@@ -107,21 +160,28 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		s.deleteCSV(ctx)
 		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedBackupFailed)
 		rec := s.record(ctx)
-		Expect(rec.Status.Message).To(ContainSubstring("Velero's Backup " + name + " is PartiallyFailed"))
-		Expect(rec.Status.Backup).To(HaveValue(And(HaveField("Phase", plan.BackupPhasePartiallyFailed), HaveField("Verified", false))))
+		Expect(rec.Status.Message).To(And(ContainSubstring("Velero's Backup "+name+" is PartiallyFailed"), ContainSubstring("csv-cleaner makes a new Backup, "+name+"-2, at ")))
+		Expect(rec.Status.Backup).To(HaveValue(And(HaveField("Phase", plan.BackupPhasePartiallyFailed), HaveField("Verified", false), HaveField("RetryTime", Not(BeNil())))))
 		Consistently(s.remaining).WithContext(ctx).WithTimeout(time.Second).Should(ContainElements(
 			"CSV", "Widget "+s.ns("a")+"/w1", "ClusterRole "+s.id+"-role"))
 
-		By("deleting the failed Backup, once its cause is fixed")
+		By("fixing the cause, and nothing else: the next Backup comes when the record said")
 		v.endIn(plan.BackupPhaseCompleted)
-		v.deleteBackup(ctx, name)
+		retry := rec.Status.Backup.RetryTime.Time
+		Eventually(func(ctx context.Context) error { _, err := s.getCSV(ctx); return err }).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Satisfy(apierrors.IsNotFound))
 		s.csvGone(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
-		Expect(v.backups(ctx)).To(HaveLen(1))
-		Expect(s.record(ctx).Status.Backup).To(HaveValue(HaveField("Verified", true)))
+		backups := v.backups(ctx)
+		Expect(backups).To(HaveLen(2)) // the failed one stays: csv-cleaner deletes no Backup
+		for _, b := range backups {
+			if b.GetName() == name+"-2" {
+				Expect(b.GetCreationTimestamp().Time).To(BeTemporally(">=", retry.Truncate(time.Second)))
+			}
+		}
+		Expect(s.record(ctx).Status.Backup).To(HaveValue(And(HaveField("Verified", true), HaveField("Name", name+"-2"), HaveField("Attempt", BeEquivalentTo(2)))))
 	})
 
-	It("blocks on a completed Backup whose resource list lacks an object the uninstall would delete", func(ctx SpecContext) {
+	It("blocks on a completed Backup whose resource list lacks an object the uninstall would delete, then makes a new one by itself", func(ctx SpecContext) {
 		s := newScenario("bkmiss")
 		s.createPolicy(ctx, backupTo("velero-miss"))
 		v := startFakeVelero(ctx, "velero-miss", "Available")
@@ -131,15 +191,16 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		name := s.backupName(ctx)
 		s.deleteCSV(ctx)
 		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedBackupIncomplete)
-		Expect(s.record(ctx).Status.Message).To(ContainSubstring("Widget " + s.ns("b") + "/w2"))
+		Expect(s.record(ctx).Status.Message).To(And(ContainSubstring("Widget "+s.ns("b")+"/w2"), ContainSubstring(name+"-2")))
 		Consistently(s.remaining).WithContext(ctx).WithTimeout(time.Second).Should(ContainElements(
 			"CSV", "Widget "+s.ns("a")+"/w1", "Widget "+s.ns("b")+"/w2", "ClusterRole "+s.id+"-role"))
 
-		By("making the Backup again, whole")
+		By("Velero learning what it missed (as its discovery does every 5 minutes), and nobody deleting anything")
 		v.leave("")
-		v.deleteBackup(ctx, name)
+		Eventually(func(ctx context.Context) error { _, err := s.getCSV(ctx); return err }).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Satisfy(apierrors.IsNotFound))
 		s.csvGone(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
+		Expect(v.backups(ctx)).To(HaveLen(2))
 	})
 
 	It("blocks, making no Backup, while the storage location is not Available", func(ctx SpecContext) {
@@ -247,18 +308,20 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		rec := s.record(ctx)
 		Expect(rec.Status.Backup).To(HaveValue(And(HaveField("Verified", true), HaveField("Planned", BeEquivalentTo(3)))))
 		name := rec.Status.Backup.Name
-		Expect(rec.Status.Message).To(ContainSubstring("velero restore create --from-backup " + name))
+		Expect(rec.Status.Message).To(ContainSubstring("csv-cleaner undo clusterextension " + ext))
 		list := v.list(name)
 		Expect(list[s.ext.CRDs[0].Group+"/v1/Gadget"]).To(ConsistOf(s.ns("a")+"/one", s.ns("b")+"/two"))
-		Expect(list["apiextensions.k8s.io/v1/CustomResourceDefinition"]).To(ContainElement(s.ext.CRDs[0].Name()))
+		// the extension's CRD, and no other
+		Expect(list["apiextensions.k8s.io/v1/CustomResourceDefinition"]).To(ConsistOf(s.ext.CRDs[0].Name()))
 		spec := v.backups(ctx)[0].Object["spec"].(map[string]any)
-		Expect(spec["includedResources"]).To(ContainElement("customresourcedefinitions.apiextensions.k8s.io"))
+		Expect(v.backupPolicy(ctx, name).ClusterScopedFilterPolicy.ResourceFilters).To(ContainElement(
+			veleroFilter{Kinds: []string{"customresourcedefinitions.apiextensions.k8s.io"}, Names: []string{s.ext.CRDs[0].Name()}}))
 		// made before the resources were listed: of every namespace, the extension's targets
 		Expect(spec["includedNamespaces"]).To(ConsistOf(plan.EveryNamespace))
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: ext}, &cleanupv1alpha1.ExtensionCleanup{})).To(Succeed())
 	})
 
-	It("needs no more than the shipped rights and manifests/velero's Role: without that Role it blocks Forbidden, deleting nothing", func(ctx SpecContext) {
+	It("needs no more than the shipped rights and manifests/velero: without it it blocks Forbidden, deleting nothing", func(ctx SpecContext) {
 		s := newScenario("bkrights")
 		s.install.OLMAdminRoles = true
 		startFakeVelero(ctx, "velero", "Available")
@@ -268,7 +331,7 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		Expect(fixtures.WaitAggregated(ctx, k8s, rbac.OperandRole, s.crd(0).Group, s.crd(0).Plural)).To(Succeed())
 		s.deleteCSV(ctx)
 		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedForbidden)
-		Expect(s.record(ctx).Status.Message).To(ContainSubstring("velero.io"))
+		Expect(s.record(ctx).Status.Message).To(Or(ContainSubstring("velero.io"), ContainSubstring("manifests/velero/dependents.yaml")))
 		Consistently(s.remaining).WithContext(ctx).WithTimeout(time.Second).Should(ContainElements(
 			"CSV", "Widget "+s.ns("a")+"/w1", "ClusterRole "+s.id+"-role"))
 
@@ -293,7 +356,7 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 			s.afterOperands() // planned as if deleted now: an operand of this second would be of unknown age
 			dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 			Expect(err).NotTo(HaveOccurred())
-			Expect(cleanup.Foresee(ctx, k8s, dry, sa)).To(Succeed())
+			Expect(cleanup.Foresee(ctx, k8s, disc, dry, sa)).To(Succeed())
 			return dry
 		}
 
@@ -302,7 +365,7 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		Expect(dry.Message).To(And(ContainSubstring(`is "Unavailable", not Available`), ContainSubstring("apply manifests/velero/role.yaml")))
 		Expect(dry.Refusals).To(ContainElement(And(HaveField("Kind", "Backup.velero.io"), HaveField("Reason", cleanupv1alpha1.BlockedForbidden))))
 		Expect(dry.Backup).NotTo(BeNil())
-		Expect(*dry.Backup).To(And(HaveField("Namespace", "velero-plan"), HaveField("Name", s.backupName(ctx)), HaveField("Planned", 3),
+		Expect(*dry.Backup).To(And(HaveField("Namespace", "velero-plan"), HaveField("Name", s.backupName(ctx)), HaveField("Planned", 3), HaveField("Dependents", 0),
 			HaveField("Namespaces", ConsistOf(s.ns("a"), s.ns("b"))), HaveField("Resources", ContainElement("widgets."+s.crd(0).Group))))
 
 		By("making the storage location Available and giving csv-cleaner manifests/velero's Role")
@@ -310,8 +373,10 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		applyVeleroRole(ctx, "velero-plan")
 		dry = planOf(ctx)
 		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall), dry.Message)
-		Expect(dry.Backup).To(HaveValue(And(HaveField("Reason", ""), HaveField("Message", ContainSubstring("a Velero Backup of the 3 objects")))))
+		Expect(dry.Backup).To(HaveValue(And(HaveField("Reason", ""), HaveField("Message", ContainSubstring("a Velero Backup of the 3 objects to delete, the 0 the garbage collector deletes with them")))))
 		Expect(v.backups(ctx)).To(BeEmpty())
 		Expect(s.remaining(ctx)).To(ContainElement("Widget " + s.ns("a") + "/w1"))
 	})
+
+	Describe("What an uninstall destroys with its operands (the ownerReference closure), backed up first", closureSpecs)
 })

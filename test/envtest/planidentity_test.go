@@ -38,7 +38,7 @@ var _ = Describe("csv-cleaner plan's foresight of rights", func() {
 		s.afterOperands()
 		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
-		Expect(cleanup.Foresee(ctx, k8s, dry, sa)).To(Succeed())
+		Expect(cleanup.Foresee(ctx, k8s, disc, dry, sa)).To(Succeed())
 		return dry
 	}
 	// boundTo waits for csv-cleaner's operand binding of subject.

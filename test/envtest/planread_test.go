@@ -36,7 +36,7 @@ var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lis
 		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		sa := planIdentity(ctx, s.id, s.crd(0).Group)
-		Expect(cleanup.Foresee(ctx, k8s, dry, &sa)).To(Succeed())
+		Expect(cleanup.Foresee(ctx, k8s, disc, dry, &sa)).To(Succeed())
 		return dry
 	}
 

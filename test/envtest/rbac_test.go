@@ -266,7 +266,7 @@ var _ = Describe("csv-cleaner's own permissions, as shipped", Ordered, func() {
 		By("planning first: a SubjectAccessReview for the ServiceAccount csv-cleaner runs as (found from its operand binding) foresees the missing right")
 		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
-		Expect(cleanup.Foresee(ctx, k8s, dry, nil)).To(Succeed())
+		Expect(cleanup.Foresee(ctx, k8s, disc, dry, nil)).To(Succeed())
 		Expect(dry.Verdict).To(Equal(cleanup.VerdictBlocked))
 		Expect(dry.Reason).To(Equal(cleanupv1alpha1.BlockedForbidden))
 		Expect(dry.Refusals).To(ConsistOf(And(HaveField("Kind", "Gadget."+gadgets.Group), HaveField("Reason", cleanupv1alpha1.BlockedForbidden))))

@@ -76,7 +76,7 @@ var _ = Describe("A request the API server refuses", func() {
 			var err error
 			dry, err = csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(cleanup.Foresee(ctx, k8s, dry, &sa)).To(Succeed())
+			g.Expect(cleanup.Foresee(ctx, k8s, disc, dry, &sa)).To(Succeed())
 			g.Expect(dry.Verdict).To(Equal(cleanup.VerdictBlocked), dry.Message)
 		}).WithContext(ctx).Should(Succeed())
 		Expect(dry.Reason).To(Equal(cleanupv1alpha1.BlockedAdmissionRefused))

@@ -13,6 +13,7 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,6 +34,8 @@ const legacyFinalizer = "csv-cleaner.io/legacy-uninstall"
 var (
 	cp  *controlplane.ControlPlane
 	k8s client.Client
+	// disc tells the kinds the API server serves, for csv-cleaner plan's dependents.
+	disc discovery.DiscoveryInterface
 	// running is the manager under test, nil while it is stopped ("scaled to zero").
 	running *runningManager
 )
@@ -61,6 +64,8 @@ var _ = BeforeSuite(func() {
 	testCfg := rest.CopyConfig(cp.Config)
 	testCfg.QPS, testCfg.Burst = 200, 400
 	k8s, err = client.New(testCfg, client.Options{Scheme: cleanup.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+	disc, err = discovery.NewDiscoveryClientForConfig(testCfg)
 	Expect(err).NotTo(HaveOccurred())
 	startManager()
 })

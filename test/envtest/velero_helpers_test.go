@@ -13,12 +13,14 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -63,7 +65,10 @@ type fakeVelero struct {
 	outcome string
 	// leaveOut is a "namespace/name" (or "name") the lists leave out.
 	leaveOut string
-	lists    map[string]map[string][]string
+	// snapshots is how the snapshot of each claim a Backup holds ends
+	// (succeeded, failed; "" takes none).
+	snapshots string
+	lists     map[string]map[string][]string
 }
 
 // startFakeVelero installs Velero's CRDs unless they are, and starts it in
@@ -72,7 +77,7 @@ type fakeVelero struct {
 func startFakeVelero(ctx context.Context, namespace, location string) *fakeVelero {
 	GinkgoHelper()
 	installVeleroCRDs()
-	v := &fakeVelero{namespace: namespace, outcome: "Completed", lists: map[string]map[string][]string{}}
+	v := &fakeVelero{namespace: namespace, outcome: "Completed", snapshots: "succeeded", lists: map[string]map[string][]string{}}
 	v.server = httptest.NewServer(http.HandlerFunc(v.serveList))
 	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, fixtures.Namespace(namespace)))).To(Succeed())
 	bsl := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
@@ -186,18 +191,62 @@ func (v *fakeVelero) pass(ctx context.Context) {
 			continue
 		}
 		target, _, _ := unstructured.NestedString(r.Object, "spec", "target", "name")
+		kind, _, _ := unstructured.NestedString(r.Object, "spec", "target", "kind")
 		_ = unstructured.SetNestedField(r.Object, "Processed", "status", "phase")
-		_ = unstructured.SetNestedField(r.Object, v.server.URL+"/"+target, "status", "downloadURL")
+		_ = unstructured.SetNestedField(r.Object, v.server.URL+"/"+kind+"/"+target, "status", "downloadURL")
 		_ = unstructured.SetNestedField(r.Object, time.Now().Add(10*time.Minute).UTC().Format(time.RFC3339), "status", "expiration")
 		_ = k8s.Update(ctx, r)
 	}
 }
 
-// take backs up what the Backup includes, as Velero does, into a resource list.
+// veleroPolicy is the part of Velero's resource policy the fake reads.
+type veleroPolicy struct {
+	IncludeExcludePolicy struct {
+		IncludedClusterScopedResources   []string `json:"includedClusterScopedResources"`
+		IncludedNamespaceScopedResources []string `json:"includedNamespaceScopedResources"`
+	} `json:"includeExcludePolicy"`
+	NamespacedFilterPolicies []struct {
+		Namespaces      []string       `json:"namespaces"`
+		ResourceFilters []veleroFilter `json:"resourceFilters"`
+	} `json:"namespacedFilterPolicies"`
+	ClusterScopedFilterPolicy struct {
+		ResourceFilters []veleroFilter `json:"resourceFilters"`
+	} `json:"clusterScopedFilterPolicy"`
+}
+
+type veleroFilter struct {
+	Kinds []string `json:"kinds"`
+	Names []string `json:"names"`
+}
+
+// takes says whether filters take an object of resource called name; a
+// kind they do not list is not taken (a namespace's entry is an allowlist).
+func takes(filters []veleroFilter, resource, name string) bool {
+	for _, f := range filters {
+		if slices.Contains(f.Kinds, resource) {
+			return len(f.Names) == 0 || slices.Contains(f.Names, name)
+		}
+	}
+	return false
+}
+
+// take backs up what the Backup includes, as Velero does with a resource
+// policy's fine-grained filters (the Backups csv-cleaner makes have one),
+// into a resource list: every included namespaced resource in the
+// included namespaces, as its namespace's entry (exact, else *) filters
+// it; every included cluster-scoped one, by the names its filter lists;
+// and the CRD of each custom resource it holds.
 func (v *fakeVelero) take(ctx context.Context, b *unstructured.Unstructured, leaveOut string) (map[string][]string, int) {
-	resources, _, _ := unstructured.NestedStringSlice(b.Object, "spec", "includedResources")
 	namespaces, _, _ := unstructured.NestedStringSlice(b.Object, "spec", "includedNamespaces")
-	clusterToo, _, _ := unstructured.NestedBool(b.Object, "spec", "includeClusterResources")
+	policyName, _, _ := unstructured.NestedString(b.Object, "spec", "resourcePolicy", "name")
+	var p veleroPolicy
+	cm := &corev1.ConfigMap{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: v.namespace, Name: policyName}, cm); err != nil {
+		return nil, 0
+	}
+	if err := yaml.Unmarshal([]byte(cm.Data["policy"]), &p); err != nil {
+		return nil, 0
+	}
 	list, items := map[string][]string{}, 0
 	add := func(key, object string) {
 		if object != leaveOut && !slices.Contains(list[key], object) {
@@ -205,6 +254,17 @@ func (v *fakeVelero) take(ctx context.Context, b *unstructured.Unstructured, lea
 			items++
 		}
 	}
+	entry := func(ns string) []veleroFilter {
+		for _, pattern := range []string{ns, "*"} {
+			for _, e := range p.NamespacedFilterPolicies {
+				if slices.Contains(e.Namespaces, pattern) {
+					return e.ResourceFilters
+				}
+			}
+		}
+		return nil
+	}
+	resources := slices.Concat(p.IncludeExcludePolicy.IncludedNamespaceScopedResources, p.IncludeExcludePolicy.IncludedClusterScopedResources)
 	for _, r := range resources {
 		plural, group, _ := strings.Cut(r, ".")
 		gvk, err := k8s.RESTMapper().KindFor(schema.GroupVersionResource{Group: group, Resource: plural})
@@ -219,14 +279,20 @@ func (v *fakeVelero) take(ctx context.Context, b *unstructured.Unstructured, lea
 		key := gvk.GroupVersion().String() + "/" + gvk.Kind
 		for _, o := range objects.Items {
 			switch {
-			case o.Namespace == "" && !clusterToo:
-			case o.Namespace != "" && len(namespaces) > 0 && !slices.Contains(namespaces, "*") && !slices.Contains(namespaces, o.Namespace):
+			case o.DeletionTimestamp != nil: // Velero skips what is being deleted
 			case o.Namespace == "":
-				add(key, o.Name)
-			default:
+				if slices.Contains(p.IncludeExcludePolicy.IncludedClusterScopedResources, r) &&
+					(!slices.ContainsFunc(p.ClusterScopedFilterPolicy.ResourceFilters, func(f veleroFilter) bool { return slices.Contains(f.Kinds, r) }) ||
+						takes(p.ClusterScopedFilterPolicy.ResourceFilters, r, o.Name)) {
+					add(key, o.Name)
+				}
+			case !slices.Contains(namespaces, "*") && !slices.Contains(namespaces, o.Namespace):
+			case takes(entry(o.Namespace), r, o.Name) || entry(o.Namespace) == nil && slices.Contains(p.IncludeExcludePolicy.IncludedNamespaceScopedResources, r):
 				add(key, o.Namespace+"/"+o.Name)
-				if group != "" && !strings.HasSuffix(group, ".k8s.io") {
-					add("apiextensions.k8s.io/v1/CustomResourceDefinition", r)
+				crds := "customresourcedefinitions.apiextensions.k8s.io"
+				named := slices.ContainsFunc(p.ClusterScopedFilterPolicy.ResourceFilters, func(f veleroFilter) bool { return slices.Contains(f.Kinds, crds) })
+				if group != "" && !strings.HasSuffix(group, ".k8s.io") && (!named || takes(p.ClusterScopedFilterPolicy.ResourceFilters, crds, r)) {
+					add("apiextensions.k8s.io/v1/CustomResourceDefinition", r) // an additional item of the custom resource
 				}
 			}
 		}
@@ -234,18 +300,42 @@ func (v *fakeVelero) take(ctx context.Context, b *unstructured.Unstructured, lea
 	return list, items
 }
 
-// serveList serves a Backup's resource list as Velero's object storage
-// does: gzipped JSON, without a Content-Encoding.
+// serveList serves a Backup's resource list, or its volumes' information
+// (a CSI snapshot of each claim it holds, that ended as snapshots says), as
+// Velero's object storage does: gzipped JSON, without a Content-Encoding.
 func (v *fakeVelero) serveList(w http.ResponseWriter, r *http.Request) {
-	list := v.list(strings.TrimPrefix(r.URL.Path, "/"))
+	kind, name, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	list := v.list(name)
 	if list == nil {
 		http.NotFound(w, r)
 		return
 	}
+	var body any = list
+	if kind == "BackupVolumeInfos" {
+		v.mu.Lock()
+		result := v.snapshots
+		v.mu.Unlock()
+		infos := []map[string]any{}
+		for _, claim := range list["v1/PersistentVolumeClaim"] {
+			ns, pvc, _ := strings.Cut(claim, "/")
+			if result != "" {
+				infos = append(infos, map[string]any{"pvcName": pvc, "pvcNamespace": ns, "backupMethod": "CSISnapshot", "result": result})
+			}
+		}
+		body = infos
+	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	z := gzip.NewWriter(w)
-	_ = json.NewEncoder(z).Encode(list)
+	_ = json.NewEncoder(z).Encode(body)
 	_ = z.Close()
+}
+
+// snapshotsEnd makes the volumes' snapshots of the Backups end in result
+// (succeeded, failed; "" takes none) from now on.
+func (v *fakeVelero) snapshotsEnd(result string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.snapshots = result
 }
 
 // deleteBackup deletes a Backup, as `velero backup delete` ends up doing.

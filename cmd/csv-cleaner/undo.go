@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
+)
+
+// The exit codes of `csv-cleaner undo` beside 0, 1 and 2.
+const (
+	// exitNotReinstalled: the operator is not installed again; nothing was restored.
+	exitNotReinstalled = 3
+	// exitMissing: something the uninstall destroyed did not come back.
+	exitMissing = 4
+)
+
+// newUndoCommand is `csv-cleaner undo`.
+func newUndoCommand(stdout, stderr io.Writer) *cobra.Command {
+	var namespace, output, kubeconfig, veleroNamespace string
+	var withoutOperator bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "undo (--namespace NAMESPACE CSV | clusterextension NAME)",
+		Short: "Restore what an uninstall under a backup destroyed, from its verified Velero Backup",
+		Long: `Undoes an uninstall that csv-cleaner made under a CleanupPolicy with
+backup: it finds the uninstall's verified Velero Backup (from its record,
+or from the Backups' labels when the record is gone), checks that the
+operator is installed again and serves its CRDs, and restores with one
+Velero Restore exactly what the uninstall destroyed and is missing now:
+the custom resources, what the garbage collector deleted with them
+(Secrets, ConfigMaps, PersistentVolumeClaims with their volumes' data from
+their snapshots), never the old install's cluster RBAC and webhook
+configurations. It follows the Restore, then checks that every object
+came back and that every claim is bound to a volume made from its
+snapshot, and prints a table. Run again, it finds nothing missing and
+changes nothing.
+
+Exit codes: 0 everything is back; 1 the undo failed; 2 bad usage; 3 the
+operator is not installed again (nothing was restored); 4 something did
+not come back.`,
+		Example: `  csv-cleaner undo --namespace operators my-operator.v1.2.3
+  csv-cleaner undo clusterextension my-extension
+  kubectl csv-cleaner undo -n operators my-operator.v1.2.3`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			if output != "table" && output != "json" {
+				return usagef("unknown output format %q (table or json)", output)
+			}
+			var owner undo.Owner
+			switch {
+			case len(args) == 2 && isExtensionKind(args[0]):
+				owner = undo.Owner{Extension: true, Name: args[1]}
+			case len(args) > 1:
+				return usagef("one CSV at a time, or clusterextension NAME; got %q", args)
+			case len(args) == 0 || namespace == "":
+				return usagef("a CSV name and --namespace are required")
+			default:
+				owner = undo.Owner{Namespace: namespace, Name: args[0]}
+			}
+			return runUndo(kubeconfig, undo.Options{Owner: owner, VeleroNamespace: veleroNamespace, WithoutOperator: withoutOperator, Progress: stderr}, timeout, output, stdout)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&namespace, "namespace", "n", "", "Namespace of the CSV.")
+	fs.StringVarP(&output, "output", "o", "table", "Output format: table or json.")
+	fs.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig; defaults to $KUBECONFIG, the in-cluster config, then ~/.kube/config.")
+	fs.StringVar(&veleroNamespace, "velero-namespace", cleanupv1alpha1.DefaultVeleroNamespace, "Velero's namespace, where the Backups are looked for when the uninstall's record is gone.")
+	fs.BoolVar(&withoutOperator, "without-operator", false, "Restore the CRDs and objects even though the operator is not installed again (nobody then reconciles them).")
+	fs.DurationVar(&timeout, "timeout", 30*time.Minute, "How long to follow the Restore; it goes on after, and undo run again follows it.")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// runUndo undoes the uninstall o names on the cluster of kubeconfig and
+// prints what came back.
+func runUndo(kubeconfig string, o undo.Options, timeout time.Duration, output string, stdout io.Writer) error {
+	cfg, err := loadConfig(kubeconfig, "csv-cleaner-undo/"+version)
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: cleanup.Scheme()})
+	if err != nil {
+		return fmt.Errorf("creating the client: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	res, err := undo.Run(ctx, c, o)
+	if reinstall := (*undo.NotReinstalledError)(nil); errors.As(err, &reinstall) {
+		return exitError{code: exitNotReinstalled, err: err}
+	}
+	if err != nil {
+		return err
+	}
+	if output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(res)
+	} else {
+		err = undo.Table(stdout, res)
+	}
+	if err != nil {
+		return err
+	}
+	if n := res.Missing(); n > 0 {
+		return exitError{code: exitMissing, err: fmt.Errorf("%d of the %d objects the uninstall destroyed did not come back as they were (see the table)", n, len(res.Rows))}
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package dependents
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+)
+
+// snapshotClassKind is external-snapshotter's VolumeSnapshotClass.
+var snapshotClassKind = schema.GroupVersionKind{Group: "snapshot.storage.k8s.io", Version: "v1", Kind: "VolumeSnapshotClassList"}
+
+// Volumes decides what a backup must hold of each PersistentVolumeClaim
+// among nodes (plan.DecideVolume), reading each claim, its volume and the
+// VolumeSnapshotClasses live. The claims and volumes carry their names in
+// the result (a claim's VolumeName).
+func (s Scanner) Volumes(ctx context.Context, nodes []plan.Node, v *cleanupv1alpha1.VeleroBackup) ([]plan.Volume, error) {
+	var claims []plan.Node
+	for _, n := range nodes {
+		if n.Group == "" && n.Resource == "persistentvolumeclaims" {
+			claims = append(claims, n)
+		}
+	}
+	if len(claims) == 0 {
+		return nil, nil
+	}
+	classes, err := s.snapshotClasses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []plan.Volume
+	for _, c := range claims {
+		in := plan.VolumeInput{Claim: c, Classes: classes, SnapshotVolumes: v.SnapshotVolumes, VolumeData: v.VolumeData}
+		pvc := &corev1.PersistentVolumeClaim{}
+		switch err := s.Reader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.Name}, pvc); {
+		case apierrors.IsNotFound(err):
+			continue // gone since the scan: nothing left to hold
+		case err != nil:
+			return nil, fmt.Errorf("reading PersistentVolumeClaim %s/%s: %w", c.Namespace, c.Name, err)
+		}
+		in.Claim.VolumeName = pvc.Spec.VolumeName
+		in.Bound = pvc.Status.Phase == corev1.ClaimBound
+		in.ClassAnnotation = pvc.Annotations[plan.SnapshotClassPVCAnnotation]
+		if in.Bound && pvc.Spec.VolumeName != "" {
+			pv := &corev1.PersistentVolume{}
+			switch err := s.Reader.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, pv); {
+			case apierrors.IsNotFound(err):
+			case err != nil:
+				return nil, fmt.Errorf("reading PersistentVolume %s of claim %s/%s: %w", pvc.Spec.VolumeName, c.Namespace, c.Name, err)
+			default:
+				in.VolumeFound = true
+				if pv.Spec.CSI != nil {
+					in.Driver = pv.Spec.CSI.Driver
+				}
+			}
+		}
+		out = append(out, plan.DecideVolume(in))
+	}
+	return out, nil
+}
+
+// snapshotClasses are the cluster's VolumeSnapshotClasses; none where
+// external-snapshotter's CRDs are not installed.
+func (s Scanner) snapshotClasses(ctx context.Context) ([]plan.SnapshotClass, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(snapshotClassKind)
+	if err := s.Reader.List(ctx, list); err != nil {
+		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("listing VolumeSnapshotClasses: %w", err)
+	}
+	out := make([]plan.SnapshotClass, 0, len(list.Items))
+	for _, c := range list.Items {
+		driver, _, _ := unstructured.NestedString(c.Object, "driver")
+		_, labelled := c.GetLabels()[plan.SnapshotClassLabel]
+		out = append(out, plan.SnapshotClass{Name: c.GetName(), Driver: driver, Labelled: labelled,
+			Default: c.GetAnnotations()[plan.SnapshotClassDefaultAnnotation] == "true"})
+	}
+	return out, nil
+}

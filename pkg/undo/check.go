@@ -1,0 +1,128 @@
+package undo
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+)
+
+// The states of an object an undo restores.
+const (
+	// StatePresent: it was there before the undo: nothing was restored.
+	StatePresent = "present"
+	// StateRestored: it was missing, and the Restore brought it back.
+	StateRestored = "restored"
+	// StateMissing: it is missing still.
+	StateMissing = "missing"
+)
+
+// Row is one object the uninstall destroyed, and where the undo left it.
+type Row struct {
+	Object plan.Held `json:"object"`
+	State  string    `json:"state"`
+	// Volume says, for a PersistentVolumeClaim, what it is bound to.
+	Volume string `json:"volume,omitempty"`
+	// Problem says what is wrong with a restored object (a claim not bound
+	// to a volume made from its snapshot).
+	Problem string `json:"problem,omitempty"`
+}
+
+// inventory says which of some objects are there: a LIST of each of
+// their kinds (as metadata, every namespace), not a GET of each object.
+type inventory struct {
+	there map[plan.Held]bool
+	// claims are the PersistentVolumeClaims there, by namespace/name.
+	claims map[string]*corev1.PersistentVolumeClaim
+}
+
+// take lists, for each kind of objects, what is there now. A kind that is
+// not served (its CRD is gone) has nothing there.
+func take(ctx context.Context, c client.Client, wanted []plan.Held) (*inventory, error) {
+	inv := &inventory{there: map[plan.Held]bool{}, claims: map[string]*corev1.PersistentVolumeClaim{}}
+	listed := map[schema.GroupKind]bool{}
+	for _, h := range wanted {
+		gk := schema.GroupKind{Group: h.Group, Kind: h.Kind}
+		if listed[gk] {
+			continue
+		}
+		listed[gk] = true
+		if gk == (schema.GroupKind{Kind: "PersistentVolumeClaim"}) {
+			if err := inv.takeClaims(ctx, c); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		m, err := c.RESTMapper().RESTMapping(gk)
+		if meta.IsNoMatchError(err) {
+			continue // its CRD is not served: none of it is there
+		}
+		if err != nil {
+			return nil, fmt.Errorf("finding the kind %s: %w", gk, err)
+		}
+		err = objects.ListPages(ctx, c, objects.MetadataList(m.GroupVersionKind), pageSize, func(l *metav1.PartialObjectMetadataList) error {
+			for _, o := range l.Items {
+				inv.there[plan.Held{Group: h.Group, Kind: h.Kind, Resource: m.Resource.Resource, Namespace: o.Namespace, Name: o.Name}] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", m.Resource.GroupResource(), err)
+		}
+	}
+	return inv, nil
+}
+
+// pageSize is how many objects a page of an inventory's LIST holds.
+const pageSize = 500
+
+// takeClaims lists the claims there, whole: a restored claim's volume is read too.
+func (inv *inventory) takeClaims(ctx context.Context, c client.Client) error {
+	return objects.ListPages(ctx, c, func() *corev1.PersistentVolumeClaimList { return &corev1.PersistentVolumeClaimList{} }, pageSize,
+		func(l *corev1.PersistentVolumeClaimList) error {
+			for i := range l.Items {
+				pvc := &l.Items[i]
+				inv.claims[pvc.Namespace+"/"+pvc.Name] = pvc
+				inv.there[plan.Held{Kind: "PersistentVolumeClaim", Resource: "persistentvolumeclaims", Namespace: pvc.Namespace, Name: pvc.Name}] = true
+			}
+			return nil
+		})
+}
+
+// has reports whether the object is there.
+func (inv *inventory) has(h plan.Held) bool { return inv.there[h] }
+
+// claimVolume says what a claim there is bound to; problem is set when it
+// is not bound to a volume made from its snapshot (snapshot: the backup
+// holds one, and it was restored).
+func claimVolume(pvc *corev1.PersistentVolumeClaim, snapshot bool) (volume, problem string) {
+	if pvc == nil {
+		return "", ""
+	}
+	source := ""
+	if ds := pvc.Spec.DataSource; ds != nil && ds.Kind == "VolumeSnapshot" {
+		source = ds.Name
+	}
+	switch {
+	case pvc.Status.Phase != corev1.ClaimBound:
+		volume = string(pvc.Status.Phase)
+		if snapshot {
+			problem = "not bound to a volume"
+		}
+	case source != "":
+		volume = fmt.Sprintf("%s, from snapshot %s", pvc.Spec.VolumeName, source)
+	default:
+		volume = pvc.Spec.VolumeName
+		if snapshot {
+			problem = "bound to a volume not made from its snapshot"
+		}
+	}
+	return volume, problem
+}

@@ -1,0 +1,205 @@
+package undo
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
+)
+
+// Options are what an undo is asked to do.
+type Options struct {
+	Owner Owner
+	// VeleroNamespace is where to look for the Backups when the record is gone.
+	VeleroNamespace string
+	// WithoutOperator restores the CRDs and objects without the operator
+	// installed again.
+	WithoutOperator bool
+	// Progress, when set, receives a line each time the Restore moves on.
+	Progress io.Writer
+	// Poll is how often the Restore is read.
+	Poll time.Duration
+}
+
+// Result is what an undo did.
+type Result struct {
+	// Backup is the Backup restored from (namespace/name), and From where it was found.
+	Backup, From string
+	// Restore is the Restore made, "" when nothing was missing.
+	Restore string
+	// RestorePhase is the Restore's phase when it ended.
+	RestorePhase string
+	Rows         []Row
+}
+
+// Missing counts the objects still missing, or restored with a problem.
+func (r *Result) Missing() int {
+	n := 0
+	for _, row := range r.Rows {
+		if row.State == StateMissing || row.Problem != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Excluded are the old install's cluster RBAC and webhook configurations:
+// the reinstall made its own, and an undo restores none of them.
+var Excluded = []string{
+	"clusterroles.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io",
+	"validatingwebhookconfigurations.admissionregistration.k8s.io", "mutatingwebhookconfigurations.admissionregistration.k8s.io",
+}
+
+// Run undoes the owner's uninstall: it restores, from its verified
+// Backup, what the uninstall destroyed and is missing now, and reports
+// every object. A *NotReinstalledError says what to reinstall first:
+// nothing was written then.
+func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
+	f, err := find(ctx, c, o.Owner, o.VeleroNamespace)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Backup: f.velero.Namespace + "/" + f.backup.Name, From: f.from}
+	if !o.WithoutOperator {
+		if err := checkReinstalled(ctx, c, o.Owner, f.destroyed); err != nil {
+			return res, err
+		}
+	}
+	wanted := restorable(f.destroyed, o.WithoutOperator)
+	before, err := take(ctx, c, wanted)
+	if err != nil {
+		return res, err
+	}
+	var missing []plan.Held
+	for _, h := range wanted {
+		row := Row{Object: h, State: StatePresent}
+		if !before.has(h) {
+			missing = append(missing, h)
+			row.State = StateMissing
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	after := before
+	if len(missing) > 0 {
+		res.Restore = restoreName(f.backup.Name, missing)
+		owner := velero.Owner{Title: f.destroyed.Owner, Hash: plan.OwnerHash(o.Owner.Kind(), o.Owner.Namespace, o.Owner.Name)}
+		if err := f.velero.CreateRestore(ctx, res.Restore, owner, velero.RestoreSpec{Backup: f.backup, Objects: missing, Excluded: Excluded}); err != nil {
+			return res, err
+		}
+		r, err := follow(ctx, f.velero, res.Restore, o)
+		if err != nil {
+			return res, err
+		}
+		res.RestorePhase = r.Phase
+		if after, err = take(ctx, c, wanted); err != nil {
+			return res, err
+		}
+	}
+	snapshots := map[string]bool{}
+	for _, v := range f.destroyed.Volumes {
+		snapshots[v.Claim.Namespace+"/"+v.Claim.Name] = v.Snapshot
+	}
+	for i := range res.Rows {
+		row := &res.Rows[i]
+		if row.State == StateMissing && after.has(row.Object) {
+			row.State = StateRestored
+		}
+		if row.State != StateMissing && row.Object.Group == "" && row.Object.Kind == "PersistentVolumeClaim" {
+			key := row.Object.Namespace + "/" + row.Object.Name
+			row.Volume, row.Problem = claimVolume(after.claims[key], row.State == StateRestored && snapshots[key])
+		}
+	}
+	return res, nil
+}
+
+// restorable are the objects an undo restores: every object the uninstall
+// destroyed but the old install's cluster RBAC and webhook configurations,
+// and its CRDs only without the operator (a reinstalled operator brings
+// its own); the CRDs first, then what it deleted, then the dependents, each
+// by resource, namespace and name.
+func restorable(d *velero.Destroyed, withoutOperator bool) []plan.Held {
+	var out []plan.Held
+	rank := map[plan.Held]int{}
+	for i, group := range [][]plan.Held{d.Deleted, d.Dependents} {
+		for _, h := range group {
+			switch {
+			case slices.Contains(Excluded, h.ResourceOf()):
+			case h.Kind == "CustomResourceDefinition" && !withoutOperator:
+			case slices.Contains(out, h):
+			default:
+				out = append(out, h)
+				rank[h] = i + 1
+				if h.Kind == "CustomResourceDefinition" {
+					rank[h] = 0
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b plan.Held) int {
+		return cmp.Or(cmp.Compare(rank[a], rank[b]), strings.Compare(a.ResourceOf()+"/"+a.Namespace+"/"+a.Name, b.ResourceOf()+"/"+b.Namespace+"/"+b.Name))
+	})
+	return out
+}
+
+// restoreName names the Restore of missing from backup: the same for the
+// same objects, so that an undo interrupted and run again follows the
+// Restore it made rather than make a second; at most 63 characters, as
+// Velero's labels take it.
+func restoreName(backup string, missing []plan.Held) string {
+	h := sha256.New()
+	for _, m := range missing {
+		_, _ = fmt.Fprintf(h, "%s/%s/%s\n", m.ResourceOf(), m.Namespace, m.Name)
+	}
+	suffix := "-undo-" + hex.EncodeToString(h.Sum(nil))[:8]
+	if len(backup) > 63-len(suffix) {
+		backup = strings.TrimRight(backup[:63-len(suffix)], "-")
+	}
+	return backup + suffix
+}
+
+// follow reads the Restore until it ends, saying so to o.Progress each
+// time it moves on.
+func follow(ctx context.Context, v velero.Client, name string, o Options) (*velero.Restore, error) {
+	poll := o.Poll
+	if poll <= 0 {
+		poll = time.Second
+	}
+	last := ""
+	for {
+		r, err := v.Restore(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			line := fmt.Sprintf("Restore %s/%s: %s, %d of %d items restored", v.Namespace, name, cmp.Or(r.Phase, "New"), r.Restored, r.Total)
+			if r.Ended() {
+				line += fmt.Sprintf(", %d warnings, %d errors", r.Warnings, r.Errors)
+				if r.FailureReason != "" || len(r.ValidationErrors) > 0 {
+					line += ": " + strings.Join(append([]string{r.FailureReason}, r.ValidationErrors...), "; ")
+				}
+			}
+			if line != last && o.Progress != nil {
+				_, _ = fmt.Fprintln(o.Progress, line)
+			}
+			last = line
+			if r.Ended() {
+				return r, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for Velero's Restore %s/%s: %w (it goes on: run the undo again to follow it)", v.Namespace, name, ctx.Err())
+		case <-time.After(poll):
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package velero
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+)
+
+// restoreKind is Velero's Restore.
+var restoreKind = schema.GroupVersionKind{Group: "velero.io", Version: "v1", Kind: "Restore"}
+
+// Velero's Restore phases that end it.
+const (
+	RestoreCompleted       = "Completed"
+	RestorePartiallyFailed = "PartiallyFailed"
+	RestoreFailed          = "Failed"
+	RestoreFailedValidate  = "FailedValidation"
+)
+
+// Restore is a Velero Restore as the undo follows it.
+type Restore struct {
+	Name  string
+	Phase string
+	// Restored and Total are its progress (status.progress).
+	Restored, Total  int64
+	Warnings, Errors int64
+	// FailureReason and ValidationErrors say why it failed.
+	FailureReason    string
+	ValidationErrors []string
+}
+
+// Ended reports whether the Restore is over.
+func (r *Restore) Ended() bool {
+	switch r.Phase {
+	case RestoreCompleted, RestorePartiallyFailed, RestoreFailed, RestoreFailedValidate:
+		return true
+	}
+	return false
+}
+
+// RestoreSpec is what a Restore of the undo restores.
+type RestoreSpec struct {
+	// Backup is the Backup it restores from (b.UID owns its policy ConfigMap).
+	Backup *Backup
+	// Objects are exactly what it restores (RestorePolicy).
+	Objects []plan.Held
+	// Excluded are resources (plural.group) it never restores.
+	Excluded []string
+}
+
+// CreateRestore makes the Restore called name of spec, with its resource
+// policy in a ConfigMap of the same name owned by the Backup. One that
+// exists already is the same Restore (a run that was interrupted): it is
+// not an error.
+func (c Client) CreateRestore(ctx context.Context, name string, owner Owner, spec RestoreSpec) error {
+	policy, err := RestorePolicy(spec.Objects)
+	if err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: name, Labels: owner.labels(), Annotations: owner.annotations(),
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: backupKind.GroupVersion().String(), Kind: backupKind.Kind, Name: spec.Backup.Name, UID: spec.Backup.UID}}},
+		Data: map[string]string{"policy": policy}}
+	if err := c.Writer.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the resource policy of Velero's Restore %s/%s: %w", c.Namespace, name, err)
+	}
+	var namespaces []string
+	cluster := false
+	for _, o := range spec.Objects {
+		switch {
+		case o.Namespace == "":
+			cluster = true
+		case !slices.Contains(namespaces, o.Namespace):
+			namespaces = append(namespaces, o.Namespace)
+		}
+	}
+	slices.Sort(namespaces)
+	if len(namespaces) == 0 {
+		// A Restore of cluster-scoped objects alone names Velero's own
+		// namespace, whose objects its policy leaves out, so that no
+		// namespace of the Backup is restored.
+		namespaces = []string{c.Namespace}
+	}
+	r := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"backupName":              spec.Backup.Name,
+		"includedNamespaces":      toAny(namespaces),
+		"excludedResources":       toAny(spec.Excluded),
+		"includeClusterResources": cluster,
+		"restorePVs":              true,
+		"resourcePolicy":          map[string]any{"kind": "configmap", "name": name},
+	}}}
+	r.SetGroupVersionKind(restoreKind)
+	r.SetNamespace(c.Namespace)
+	r.SetName(name)
+	r.SetLabels(owner.labels())
+	r.SetAnnotations(owner.annotations())
+	if err := c.Writer.Create(ctx, r); err != nil && !apierrors.IsAlreadyExists(err) {
+		return absent(fmt.Errorf("creating Velero's Restore %s/%s: %w", c.Namespace, name, err))
+	}
+	return nil
+}
+
+// Restore reads the Restore called name; nil when there is none.
+func (c Client) Restore(ctx context.Context, name string) (*Restore, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(restoreKind)
+	switch err := c.Live.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, u); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, absent(fmt.Errorf("reading Velero's Restore %s/%s: %w", c.Namespace, name, err))
+	}
+	r := &Restore{Name: name}
+	r.Phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
+	r.Restored, _, _ = unstructured.NestedInt64(u.Object, "status", "progress", "itemsRestored")
+	r.Total, _, _ = unstructured.NestedInt64(u.Object, "status", "progress", "totalItems")
+	r.Warnings, _, _ = unstructured.NestedInt64(u.Object, "status", "warnings")
+	r.Errors, _, _ = unstructured.NestedInt64(u.Object, "status", "errors")
+	r.FailureReason, _, _ = unstructured.NestedString(u.Object, "status", "failureReason")
+	r.ValidationErrors, _, _ = unstructured.NestedStringSlice(u.Object, "status", "validationErrors")
+	return r, nil
+}

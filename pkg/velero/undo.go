@@ -1,0 +1,115 @@
+package velero
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+)
+
+// Destroyed is what an uninstall destroys and its verified Backup holds:
+// what `csv-cleaner undo` restores, and nothing else. The gate keeps it
+// beside the Backup, before the first delete, in a ConfigMap of Velero's
+// namespace that the Backup owns (DestroyedName), so that it outlives the
+// uninstall's record and goes with the Backup.
+type Destroyed struct {
+	// Owner names the uninstall's owner for a person: "CSV ns/name",
+	// "ClusterExtension name"; OwnerKind, OwnerNamespace and OwnerName
+	// name it for a program.
+	Owner          string `json:"owner"`
+	OwnerKind      string `json:"ownerKind"`
+	OwnerNamespace string `json:"ownerNamespace,omitempty"`
+	OwnerName      string `json:"ownerName"`
+	// Backup is the verified Backup's name.
+	Backup   string      `json:"backup"`
+	Verified metav1.Time `json:"verified"`
+	// Deleted are the objects the uninstall deletes; Dependents, those the
+	// garbage collector deletes because of them (without the kinds a
+	// controller makes again); Volumes, the claims among the dependents and
+	// what the Backup holds of their data.
+	Deleted    []plan.Held   `json:"deleted"`
+	Dependents []plan.Held   `json:"dependents"`
+	Volumes    []plan.Volume `json:"volumes,omitempty"`
+}
+
+// destroyedKey is the ConfigMap's key: gzipped JSON.
+const destroyedKey = "destroyed.json.gz"
+
+// DestroyedName is the ConfigMap that keeps what the uninstall that
+// Backup gated destroys.
+func DestroyedName(backup string) string { return backup + "-destroyed" }
+
+// KeepDestroyed writes d beside the verified Backup b, owned by it; one
+// written already (by a pass whose reply was lost) is replaced.
+func (c Client) KeepDestroyed(ctx context.Context, b *Backup, owner Owner, d *Destroyed) error {
+	var buf bytes.Buffer
+	z := gzip.NewWriter(&buf)
+	if err := errors.Join(json.NewEncoder(z).Encode(d), z.Close()); err != nil {
+		return fmt.Errorf("writing what the uninstall destroys: %w", err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: DestroyedName(b.Name),
+		Labels: owner.labels(), Annotations: owner.annotations(),
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: backupKind.GroupVersion().String(), Kind: backupKind.Kind, Name: b.Name, UID: b.UID}}},
+		BinaryData: map[string][]byte{destroyedKey: buf.Bytes()}}
+	err := c.Writer.Create(ctx, cm)
+	if apierrors.IsAlreadyExists(err) {
+		old := &corev1.ConfigMap{}
+		if err := c.Live.Get(ctx, client.ObjectKeyFromObject(cm), old); err != nil {
+			return fmt.Errorf("reading ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+		}
+		cm.ResourceVersion = old.ResourceVersion
+		err = c.Writer.Update(ctx, cm)
+	}
+	if err != nil {
+		return fmt.Errorf("keeping what the uninstall destroys in ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+	}
+	return nil
+}
+
+// ReadDestroyed reads what the uninstall the Backup gated destroyed; nil
+// when nothing was kept (the Backup was never verified).
+func (c Client) ReadDestroyed(ctx context.Context, backup string) (*Destroyed, error) {
+	cm := &corev1.ConfigMap{}
+	switch err := c.Live.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: DestroyedName(backup)}, cm); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", c.Namespace, DestroyedName(backup), err)
+	}
+	z, err := gzip.NewReader(bytes.NewReader(cm.BinaryData[destroyedKey]))
+	if err != nil {
+		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+	}
+	d := &Destroyed{}
+	if err := json.NewDecoder(io.LimitReader(z, maxResourceList)).Decode(d); err != nil {
+		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+	}
+	return d, nil
+}
+
+// Backups are the Backups csv-cleaner made for the owner of hash
+// (plan.OwnerHash), newest first.
+func (c Client) Backups(ctx context.Context, hash string) ([]Backup, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(backupKind.GroupVersion().WithKind("BackupList"))
+	if err := c.Live.List(ctx, list, client.InNamespace(c.Namespace), client.MatchingLabels{ManagedByLabel: ManagedBy, OwnerLabel: hash}); err != nil {
+		return nil, absent(fmt.Errorf("listing Velero's Backups in %s: %w", c.Namespace, err))
+	}
+	out := make([]Backup, 0, len(list.Items))
+	for _, b := range list.Items {
+		out = append(out, Backup{Name: b.Name, UID: b.UID, Created: b.CreationTimestamp.Time})
+	}
+	slices.SortFunc(out, func(a, b Backup) int { return b.Created.Compare(a.Created) })
+	return out, nil
+}

@@ -1,0 +1,345 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	ocv1 "github.com/operator-framework/operator-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
+	"github.com/csv-cleaner/csv-cleaner/test/cluster"
+	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
+	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
+)
+
+// Undoable is an undoable uninstall of operands that own what the garbage
+// collector deletes with them and data: the gate against its two parts,
+// and the undo against Velero's own Restore of the same Backup.
+type Undoable struct {
+	// Operands each own a Secret and a PersistentVolumeClaim of the CSI
+	// stack (a snapshot each).
+	Operands int
+	// Uninstall, Floor, Gate and Velero are as Backup's: the uninstall to
+	// the release, the per-object floor on an identical set of operands,
+	// the uninstall's own Backup (polled from when it appears), and
+	// Velero's own Backup of the same objects made by hand.
+	Uninstall, Floor, Gate, Velero time.Duration
+	// Items and Volumes are what the uninstall's Backup held.
+	Items, Volumes int32
+	// Undo is `csv-cleaner undo` (pkg/undo, in this process) from its
+	// start until it has checked that everything came back; Restore is
+	// Velero's own Restore of the same Backup, of the same objects, from
+	// its creation until Completed (polled every 50 ms).
+	Undo, Restore time.Duration
+	// Restored is how many objects the undo restored.
+	Restored int
+}
+
+// Ratio is the uninstall over the floor and its own Backup together.
+func (u Undoable) Ratio() float64 { return u.Uninstall.Seconds() / (u.Floor + u.Gate).Seconds() }
+
+// UndoRatio is the undo over Velero's own Restore.
+func (u Undoable) UndoRatio() float64 { return u.Undo.Seconds() / u.Restore.Seconds() }
+
+// MeasureUndoable is the benchmark of an uninstall under backup.velero
+// whose operands own a Secret and a claim each, with real Velero taking
+// CSI snapshots (the CSI stack of test/cluster: the tests' own driver,
+// external-provisioner, external-snapshotter), and of its undo. The
+// ClusterExtension workload (3 CRDs over 100 namespaces, crds: Orphan,
+// and an identical set for the floor) gets its dependents; Velero backs up
+// the operands, Secrets and claims on its own (by hand), the floor deletes
+// the second set, then the extension is deleted and the uninstall timed to
+// the release. Once the garbage collector has deleted the dependents,
+// `csv-cleaner undo` restores everything (without the operator: the
+// workload has none) and is timed; then, all of it deleted again, Velero's
+// own Restore of the same Backup.
+func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
+	res := Undoable{Operands: n}
+	id := fmt.Sprintf("undoable%d", n)
+	cleaner, err := e.StartCleaner(ctx, "csv-cleaner-undoable-"+strconv.Itoa(n))
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = cleaner.Stop(30 * time.Second) }()
+	w, err := e.extensionWorkload(ctx, id, n, func(p *cleanupv1alpha1.CleanupPolicySpec) {
+		p.CRDs = cleanupv1alpha1.Orphan
+		p.Backup = &cleanupv1alpha1.BackupSpec{Velero: &cleanupv1alpha1.VeleroBackup{Namespace: cluster.VeleroNamespace}}
+	})
+	if err != nil {
+		return res, err
+	}
+	kc := &cluster.Cluster{Config: e.CP.Config, Kubeconfig: e.CP.Kubeconfig, Client: e.Client, LogDir: e.LogDir,
+		BinDir: filepath.Join(controlplane.RepoRoot(), "bin")}
+	csi, err := kc.StartCSI(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = csi.Stop() }()
+	velero, err := kc.StartVeleroCSI(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = velero.Stop() }()
+	if err := e.backupRights(ctx); err != nil {
+		return res, err
+	}
+	owners, err := e.listOperands(ctx, w.ext.CRDs)
+	if err != nil {
+		return res, err
+	}
+	if err := e.dependents(ctx, owners); err != nil {
+		return res, err
+	}
+
+	if res.Velero, err = e.veleroBackupOf(ctx, "reference-"+id, []string{plan.EveryNamespace},
+		append(resourcesOf(w.ext.CRDs), "secrets", "persistentvolumeclaims", "persistentvolumes")); err != nil {
+		return res, err
+	}
+	if res.Floor, err = e.perObjectFloor(ctx, w.floor); err != nil {
+		return res, err
+	}
+	released, err := e.watchReleased(ctx, id)
+	if err != nil {
+		return res, err
+	}
+	gate := e.timeBackup(ctx, plan.BackupName(ocv1.ClusterExtensionKind, "", id, w.objs.Extension.GetUID(), 1))
+	fixtures.WaitNextSecond(time.Now())
+	start := time.Now()
+	if err := e.Client.Delete(ctx, w.objs.Extension); err != nil {
+		return res, fmt.Errorf("deleting ClusterExtension %s: %w", id, err)
+	}
+	select {
+	case <-released:
+	case <-ctx.Done():
+		return res, fmt.Errorf("waiting for ClusterExtension %s to be released: %w", id, ctx.Err())
+	}
+	res.Uninstall = time.Since(start)
+	if res.Gate, err = gate(); err != nil {
+		return res, err
+	}
+	rec, err := e.extensionCompleted(ctx, id)
+	if err != nil {
+		return res, err
+	}
+	if b := rec.Status.Backup; b == nil || !b.Verified || int(b.Planned) != n || int(b.Dependents) != 2*n || int(b.Volumes) != n {
+		return res, fmt.Errorf("the record's backup is %+v, want a verified Backup of %d resources, %d dependents and %d volumes", b, n, 2*n, n)
+	}
+	res.Items, res.Volumes = rec.Status.Backup.Items, rec.Status.Backup.Volumes
+	backup := rec.Status.Backup.Name
+
+	if err := e.allGone(ctx, owners); err != nil {
+		return res, err
+	}
+	began := time.Now()
+	undone, err := undo.Run(ctx, e.Client, undo.Options{Owner: undo.Owner{Extension: true, Name: id}, WithoutOperator: true, Poll: 50 * time.Millisecond})
+	res.Undo = time.Since(began)
+	if err != nil {
+		return res, fmt.Errorf("undoing the uninstall: %w", err)
+	}
+	if missing := undone.Missing(); missing > 0 || len(undone.Rows) != 3*n {
+		return res, fmt.Errorf("the undo left %d of %d objects missing (%d rows)", missing, 3*n, len(undone.Rows))
+	}
+	res.Restored = len(undone.Rows)
+
+	if err := e.deleteAll(ctx, owners); err != nil {
+		return res, err
+	}
+	if res.Restore, err = e.veleroRestore(ctx, backup); err != nil {
+		return res, err
+	}
+	if err := e.deleteAll(ctx, owners); err != nil {
+		return res, err
+	}
+	return res, e.removeExtensionWorkload(ctx, w)
+}
+
+// backupRights gives csv-cleaner what manifests/velero gives it (the Role
+// in Velero's namespace, the dependents' ClusterRoles), and, as an admin
+// does for the kinds the gate names when it blocks Forbidden, list on the
+// custom resources of every CRD there is.
+func (e *Env) backupRights(ctx context.Context) error {
+	role, binding, err := fixtures.ShippedVeleroRole()
+	if err != nil {
+		return err
+	}
+	dependents, err := fixtures.ShippedDependentsRoles()
+	if err != nil {
+		return err
+	}
+	for _, obj := range append([]client.Object{role, binding}, dependents...) {
+		if err := client.IgnoreAlreadyExists(e.Client.Create(ctx, obj)); err != nil {
+			return fmt.Errorf("applying manifests/velero: %w", err)
+		}
+	}
+	_, err = fixtures.GrantListOnEveryCRD(ctx, e.Client)
+	return err
+}
+
+// listOperands lists the instances of set, as the owners of the dependents.
+func (e *Env) listOperands(ctx context.Context, set []fixtures.CRD) ([]unstructured.Unstructured, error) {
+	var out []unstructured.Unstructured
+	for _, c := range set {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(c.GVK().GroupVersion().WithKind(c.Kind + "List"))
+		if err := e.Client.List(ctx, list); err != nil {
+			return nil, fmt.Errorf("listing %s: %w", c.Name(), err)
+		}
+		out = append(out, list.Items...)
+	}
+	return out, nil
+}
+
+// dependents makes, for each owner, a Secret and a claim of the CSI
+// StorageClass owned by it (a controller ownerReference), and waits until
+// every claim is bound.
+func (e *Env) dependents(ctx context.Context, owners []unstructured.Unstructured) error {
+	class := cluster.StorageClass
+	if err := parallel(ctx, len(owners), func(ctx context.Context, i int) error {
+		o := &owners[i]
+		ref := []metav1.OwnerReference{{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Name: o.GetName(), UID: o.GetUID(), Controller: &[]bool{true}[0]}}
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: o.GetName() + "-password", OwnerReferences: ref},
+			StringData: map[string]string{"password": o.GetName()}}
+		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: o.GetName() + "-data", OwnerReferences: ref},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: &class,
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}}}}
+		for _, obj := range []client.Object{secret, pvc} {
+			if err := e.Client.Create(ctx, obj); err != nil {
+				return fmt.Errorf("creating %s %s/%s: %w", fmt.Sprintf("%T", obj), obj.GetNamespace(), obj.GetName(), err)
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return e.claimsBound(ctx, len(owners))
+}
+
+// claimsBound waits until n claims are bound.
+func (e *Env) claimsBound(ctx context.Context, n int) error {
+	return controlplane.WaitFor(ctx, 10*time.Minute, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
+		list := &corev1.PersistentVolumeClaimList{}
+		if err := e.Client.List(ctx, list); err != nil {
+			return false, err
+		}
+		bound := 0
+		for _, c := range list.Items {
+			if c.Status.Phase == corev1.ClaimBound {
+				bound++
+			}
+		}
+		return bound >= n, nil
+	})
+}
+
+// allGone waits until the owners and everything they owned are gone, the
+// claims' volumes with them.
+func (e *Env) allGone(ctx context.Context, owners []unstructured.Unstructured) error {
+	return controlplane.WaitFor(ctx, 10*time.Minute, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
+		for _, l := range []client.ObjectList{&corev1.PersistentVolumeClaimList{}, &corev1.PersistentVolumeList{}} {
+			if err := e.Client.List(ctx, l, client.Limit(1)); err != nil {
+				return false, err
+			}
+			if items, _ := metaLen(l); items > 0 {
+				return false, nil
+			}
+		}
+		left, err := e.countOwners(ctx, owners)
+		return left == 0, err
+	})
+}
+
+// deleteAll deletes the owners, their Secrets and claims, and waits until
+// they and the claims' volumes are gone.
+func (e *Env) deleteAll(ctx context.Context, owners []unstructured.Unstructured) error {
+	if err := parallel(ctx, len(owners), func(ctx context.Context, i int) error {
+		o := &owners[i]
+		for _, obj := range []client.Object{o.DeepCopy(),
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: o.GetName() + "-password"}},
+			&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: o.GetName() + "-data"}}} {
+			if err := client.IgnoreNotFound(e.Client.Delete(ctx, obj)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return e.allGone(ctx, owners)
+}
+
+// countOwners counts the owners that are there.
+func (e *Env) countOwners(ctx context.Context, owners []unstructured.Unstructured) (int, error) {
+	n := 0
+	for i := range owners {
+		o := owners[i].DeepCopy()
+		if err := e.Client.Get(ctx, client.ObjectKeyFromObject(o), o); client.IgnoreNotFound(err) != nil {
+			return 0, err
+		} else if err == nil {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// metaLen is how many items a list holds.
+func metaLen(l client.ObjectList) (int, error) {
+	switch v := l.(type) {
+	case *corev1.PersistentVolumeClaimList:
+		return len(v.Items), nil
+	case *corev1.PersistentVolumeList:
+		return len(v.Items), nil
+	}
+	return 0, fmt.Errorf("not a list of claims or volumes: %T", l)
+}
+
+// resourcesOf are the resources (plural.group) of set.
+func resourcesOf(set []fixtures.CRD) []string {
+	out := make([]string, len(set))
+	for i, c := range set {
+		out[i] = c.Plural + "." + c.Group
+	}
+	return out
+}
+
+// veleroRestore restores everything the Backup holds but the cluster
+// RBAC and webhook configurations (Velero's own Restore, as `velero restore
+// create --from-backup` does), and times it from its creation to Completed.
+func (e *Env) veleroRestore(ctx context.Context, backup string) (time.Duration, error) {
+	excluded := make([]any, len(undo.Excluded))
+	for i, r := range undo.Excluded {
+		excluded[i] = r
+	}
+	r := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"backupName": backup, "excludedResources": excluded, "restorePVs": true}}}
+	r.SetGroupVersionKind(veleroBackupKind.GroupVersion().WithKind("Restore"))
+	r.SetNamespace(cluster.VeleroNamespace)
+	r.SetName(backup + "-by-hand")
+	start := time.Now()
+	if err := e.Client.Create(ctx, r); err != nil {
+		return 0, fmt.Errorf("creating Velero's Restore %s: %w", r.GetName(), err)
+	}
+	var phase string
+	if err := controlplane.WaitFor(ctx, 30*time.Minute, 50*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if err := e.Client.Get(ctx, client.ObjectKeyFromObject(r), r); err != nil {
+			return false, err
+		}
+		phase, _, _ = unstructured.NestedString(r.Object, "status", "phase")
+		return phase == "Completed" || phase == "PartiallyFailed" || phase == "Failed" || phase == "FailedValidation", nil
+	}); err != nil {
+		return 0, fmt.Errorf("waiting for Velero's Restore %s: %w", r.GetName(), err)
+	}
+	took := time.Since(start)
+	if phase != "Completed" {
+		return took, fmt.Errorf("velero's Restore %s is %s (see velero.log)", r.GetName(), phase)
+	}
+	return took, nil
+}
