@@ -102,13 +102,9 @@ func printExtensionPlan(kubeconfig, name, output string, sa *types.NamespacedNam
 // what the API server would refuse csv-cleaner (the identity it runs as,
 // or the ServiceAccount sa), within two minutes, and prints the plan.
 func readAndPrint(kubeconfig, output string, sa *types.NamespacedName, stdout io.Writer, planIt func(context.Context, client.Reader) (*cleanup.DryRun, error)) error {
-	cfg, err := loadConfig(kubeconfig, "csv-cleaner-plan/"+version)
+	c, cfg, err := commandClient(kubeconfig, "csv-cleaner-plan/"+version)
 	if err != nil {
 		return err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: cleanup.Scheme()})
-	if err != nil {
-		return fmt.Errorf("creating the client: %w", err)
 	}
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
@@ -131,6 +127,20 @@ func writePlan(d *cleanup.DryRun, output string, stdout io.Writer) error {
 		return planprint.JSON(stdout, d)
 	}
 	return planprint.Table(stdout, d)
+}
+
+// commandClient is a subcommand's client of the cluster of kubeconfig (as
+// userAgent), and its configuration.
+func commandClient(kubeconfig, userAgent string) (client.Client, *rest.Config, error) {
+	cfg, err := loadConfig(kubeconfig, userAgent)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: cleanup.Scheme()})
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating the client: %w", err)
+	}
+	return c, cfg, nil
 }
 
 // loadConfig loads the kubeconfig named, or else the default one.

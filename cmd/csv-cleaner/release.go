@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
@@ -51,13 +50,9 @@ on their CSV. It prints each object it changed.`,
 // release removes the finalizers rl names from the cluster of kubeconfig
 // within timeout and prints each object it changed.
 func release(stdout io.Writer, kubeconfig string, rl self.Releaser, timeout time.Duration) error {
-	cfg, err := loadConfig(kubeconfig, "csv-cleaner-release/"+version)
+	c, _, err := commandClient(kubeconfig, "csv-cleaner-release/"+version)
 	if err != nil {
 		return err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: cleanup.Scheme()})
-	if err != nil {
-		return fmt.Errorf("creating the client: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

@@ -9,10 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
 )
 
@@ -83,13 +81,9 @@ not come back.`,
 // runUndo undoes the uninstall o names on the cluster of kubeconfig and
 // prints what came back.
 func runUndo(kubeconfig string, o undo.Options, timeout time.Duration, output string, stdout io.Writer) error {
-	cfg, err := loadConfig(kubeconfig, "csv-cleaner-undo/"+version)
+	c, _, err := commandClient(kubeconfig, "csv-cleaner-undo/"+version)
 	if err != nil {
 		return err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: cleanup.Scheme()})
-	if err != nil {
-		return fmt.Errorf("creating the client: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

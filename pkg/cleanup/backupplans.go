@@ -17,20 +17,28 @@ import (
 // forgets them, plans afresh too.
 type backupPlans struct {
 	mu sync.Mutex
-	m  map[types.UID][]plan.Held
+	m  map[types.UID]*planned
 }
 
-func (b *backupPlans) keep(uid types.UID, deletions []plan.Held) {
+// planned is what an uninstall's plan deletes, and the kinds whose
+// instances it deletes (which it lists itself: a scan of its dependents
+// skips them).
+type planned struct {
+	deletions []plan.Held
+	kinds     []plan.CRDScope
+}
+
+func (b *backupPlans) keep(uid types.UID, p *planned) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.m == nil {
-		b.m = map[types.UID][]plan.Held{}
+		b.m = map[types.UID]*planned{}
 	}
-	b.m[uid] = deletions
+	b.m[uid] = p
 }
 
 // take returns what was kept for uid, and forgets it.
-func (b *backupPlans) take(uid types.UID) []plan.Held {
+func (b *backupPlans) take(uid types.UID) *planned {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	d := b.m[uid]

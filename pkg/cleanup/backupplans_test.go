@@ -10,9 +10,9 @@ import (
 // verification.
 func TestBackupPlans(t *testing.T) {
 	var b backupPlans
-	d := []plan.Held{{Group: "example.com", Kind: "Widget", Namespace: "a", Name: "w1"}}
+	d := &planned{deletions: []plan.Held{{Group: "example.com", Kind: "Widget", Namespace: "a", Name: "w1"}}}
 	b.keep("u1", d)
-	if got := b.take("u1"); len(got) != 1 || got[0] != d[0] {
+	if got := b.take("u1"); got != d {
 		t.Errorf("take(u1) = %v, want %v", got, d)
 	}
 	if got := b.take("u1"); got != nil {

@@ -110,7 +110,7 @@ func (d *DryRun) foreseeBackup(ctx context.Context, c client.Client, ids []rbac.
 		d.Notes = append(d.Notes, "the backup could not be foreseen: "+err.Error())
 		return nil
 	}
-	step := &BackupForeseen{Tool: cleanupv1alpha1.BackupToolVelero, Planned: len(deletions), Dependents: len(d.Dependents), Volumes: snapshots(d.Volumes)}
+	step := &BackupForeseen{Tool: cleanupv1alpha1.BackupToolVelero, Planned: len(deletions), Dependents: len(d.Dependents), Volumes: plan.Snapshots(d.Volumes)}
 	d.Backup = step
 	block := func(p *plan.Problem) {
 		step.Reason, step.Message = p.Reason, p.Message

@@ -169,10 +169,11 @@ func VerifyVolumes(name string, held []VolumeBackup, volumes []Volume) *Problem 
 	}
 	return &Problem{Reason: cleanupv1alpha1.BlockedBackupIncomplete, Object: "PersistentVolumeClaim " + missing[0],
 		Message: fmt.Sprintf("Velero's Backup %s completed without a snapshot of %d of the %d volumes the uninstall would destroy (first: PersistentVolumeClaim %s): nothing is destroyed that no backup holds (velero backup describe %s --details)",
-			name, len(missing), countSnapshots(volumes), missing[0], name)}
+			name, len(missing), Snapshots(volumes), missing[0], name)}
 }
 
-func countSnapshots(volumes []Volume) int {
+// Snapshots counts the volumes whose data a backup must hold a snapshot of.
+func Snapshots(volumes []Volume) int {
 	n := 0
 	for _, v := range volumes {
 		if v.Snapshot {

@@ -27,7 +27,8 @@ type Options struct {
 	WithoutOperator bool
 	// Progress, when set, receives a line each time the Restore moves on.
 	Progress io.Writer
-	// Poll is how often the Restore is read.
+	// Poll, when set, is how often the Restore is read; else a fiftieth of
+	// its age so far, between 100 ms and 1 s (about 2 % added to its time).
 	Poll time.Duration
 }
 
@@ -170,12 +171,12 @@ func restoreName(backup string, missing []plan.Held) string {
 // follow reads the Restore until it ends, saying so to o.Progress each
 // time it moves on.
 func follow(ctx context.Context, v velero.Client, name string, o Options) (*velero.Restore, error) {
-	poll := o.Poll
-	if poll <= 0 {
-		poll = time.Second
-	}
-	last := ""
+	began, last := time.Now(), ""
 	for {
+		poll := o.Poll
+		if poll <= 0 {
+			poll = min(max(time.Since(began)/50, 100*time.Millisecond), time.Second)
+		}
 		r, err := v.Restore(ctx, name)
 		if err != nil {
 			return nil, err

@@ -78,11 +78,9 @@ func (e *Env) MeasureBackup(ctx context.Context, n int) (Backup, error) {
 	if err != nil {
 		return res, err
 	}
-	objs := w.objs
 
 	// Velero, once the CRDs exist: it learns the API server's kinds at its start.
-	kc := &cluster.Cluster{Config: e.CP.Config, Kubeconfig: e.CP.Kubeconfig, Client: e.Client, LogDir: e.LogDir,
-		BinDir: filepath.Join(controlplane.RepoRoot(), "bin")}
+	kc := e.harness()
 	velero, err := kc.StartVelero(ctx)
 	if err != nil {
 		return res, err
@@ -99,28 +97,8 @@ func (e *Env) MeasureBackup(ctx context.Context, n int) (Backup, error) {
 	if res.Floor, err = e.perObjectFloor(ctx, w.floor); err != nil {
 		return res, err
 	}
-	released, err := e.watchReleased(ctx, id)
-	if err != nil {
-		return res, err
-	}
-	gate := e.timeBackup(ctx, plan.BackupName(ocv1.ClusterExtensionKind, "", id, objs.Extension.GetUID(), 1))
-	fixtures.WaitNextSecond(time.Now())
-	start := time.Now()
-	if err := e.Client.Delete(ctx, objs.Extension); err != nil {
-		return res, fmt.Errorf("deleting ClusterExtension %s: %w", id, err)
-	}
-	select {
-	case <-released:
-	case <-ctx.Done():
-		return res, fmt.Errorf("waiting for ClusterExtension %s to be released: %w", id, ctx.Err())
-	}
-	res.Uninstall = time.Since(start)
-	if res.Gate, err = gate(); err != nil {
-		return res, err
-	}
-
-	rec, err := e.extensionCompleted(ctx, id)
-	if err != nil {
+	var rec *cleanupv1alpha1.ExtensionCleanup
+	if res.Uninstall, res.Gate, rec, err = e.gatedUninstall(ctx, w); err != nil {
 		return res, err
 	}
 	if b := rec.Status.Backup; b == nil || !b.Verified || int(b.Planned) != n {
@@ -128,6 +106,40 @@ func (e *Env) MeasureBackup(ctx context.Context, n int) (Backup, error) {
 	}
 	res.Items = rec.Status.Backup.Items
 	return res, e.removeExtensionWorkload(ctx, w)
+}
+
+// harness is test/cluster's view of the benchmarks' control plane, to
+// start Velero and the CSI stack beside it.
+func (e *Env) harness() *cluster.Cluster {
+	return &cluster.Cluster{Config: e.CP.Config, Kubeconfig: e.CP.Kubeconfig, Client: e.Client, LogDir: e.LogDir,
+		BinDir: filepath.Join(controlplane.RepoRoot(), "bin")}
+}
+
+// gatedUninstall deletes the workload's extension and times its
+// uninstall, from the delete to csv-cleaner's release, and the uninstall's
+// own Backup (timeBackup); it returns them with the completed record.
+func (e *Env) gatedUninstall(ctx context.Context, w *extensionWorkload) (uninstall, gate time.Duration, _ *cleanupv1alpha1.ExtensionCleanup, _ error) {
+	released, err := e.watchReleased(ctx, w.id)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	timeGate := e.timeBackup(ctx, plan.BackupName(ocv1.ClusterExtensionKind, "", w.id, w.objs.Extension.GetUID(), 1))
+	fixtures.WaitNextSecond(time.Now())
+	start := time.Now()
+	if err := e.Client.Delete(ctx, w.objs.Extension); err != nil {
+		return 0, 0, nil, fmt.Errorf("deleting ClusterExtension %s: %w", w.id, err)
+	}
+	select {
+	case <-released:
+	case <-ctx.Done():
+		return 0, 0, nil, fmt.Errorf("waiting for ClusterExtension %s to be released: %w", w.id, ctx.Err())
+	}
+	uninstall = time.Since(start)
+	if gate, err = timeGate(); err != nil {
+		return uninstall, 0, nil, err
+	}
+	rec, err := e.extensionCompleted(ctx, w.id)
+	return uninstall, gate, rec, err
 }
 
 // veleroBackupOf makes a Backup of resources (plural.group) in namespaces,

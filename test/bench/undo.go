@@ -3,11 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
-	ocv1 "github.com/operator-framework/operator-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,7 +51,7 @@ func (u Undoable) Ratio() float64 { return u.Uninstall.Seconds() / (u.Floor + u.
 func (u Undoable) UndoRatio() float64 { return u.Undo.Seconds() / u.Restore.Seconds() }
 
 // MeasureUndoable is the benchmark of an uninstall under backup.velero
-// whose operands own a Secret and a claim each, with real Velero taking
+// whose operands own a Secret and a claim each (the floor's too), with real Velero taking
 // CSI snapshots (the CSI stack of test/cluster: the tests' own driver,
 // external-provisioner, external-snapshotter), and of its undo. The
 // ClusterExtension workload (3 CRDs over 100 namespaces, crds: Orphan,
@@ -78,8 +77,16 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 	if err != nil {
 		return res, err
 	}
-	kc := &cluster.Cluster{Config: e.CP.Config, Kubeconfig: e.CP.Kubeconfig, Client: e.Client, LogDir: e.LogDir,
-		BinDir: filepath.Join(controlplane.RepoRoot(), "bin")}
+	kc := e.harness()
+	// The garbage collector, which deletes the dependents, and the volume
+	// controllers, which bind the claims and let them go: the benchmarks'
+	// control plane runs without them.
+	kcm, err := e.CP.StartControllers(kc.BinDir, "kube-controller-manager-volumes",
+		[]string{"garbagecollector", "persistentvolume-binder", "pv-protection", "pvc-protection"})
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = kcm.Stop(10 * time.Second) }()
 	csi, err := kc.StartCSI(ctx)
 	if err != nil {
 		return res, err
@@ -97,7 +104,13 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := e.dependents(ctx, owners); err != nil {
+	// The floor's set owns the same: the garbage collector deletes as much
+	// while the floor runs as while the uninstall does.
+	floorOwners, err := e.listOperands(ctx, w.floor)
+	if err != nil {
+		return res, err
+	}
+	if err := e.dependents(ctx, slices.Concat(owners, floorOwners)); err != nil {
 		return res, err
 	}
 
@@ -108,27 +121,11 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 	if res.Floor, err = e.perObjectFloor(ctx, w.floor); err != nil {
 		return res, err
 	}
-	released, err := e.watchReleased(ctx, id)
-	if err != nil {
+	if err := e.allGone(ctx, floorOwners); err != nil {
 		return res, err
 	}
-	gate := e.timeBackup(ctx, plan.BackupName(ocv1.ClusterExtensionKind, "", id, w.objs.Extension.GetUID(), 1))
-	fixtures.WaitNextSecond(time.Now())
-	start := time.Now()
-	if err := e.Client.Delete(ctx, w.objs.Extension); err != nil {
-		return res, fmt.Errorf("deleting ClusterExtension %s: %w", id, err)
-	}
-	select {
-	case <-released:
-	case <-ctx.Done():
-		return res, fmt.Errorf("waiting for ClusterExtension %s to be released: %w", id, ctx.Err())
-	}
-	res.Uninstall = time.Since(start)
-	if res.Gate, err = gate(); err != nil {
-		return res, err
-	}
-	rec, err := e.extensionCompleted(ctx, id)
-	if err != nil {
+	var rec *cleanupv1alpha1.ExtensionCleanup
+	if res.Uninstall, res.Gate, rec, err = e.gatedUninstall(ctx, w); err != nil {
 		return res, err
 	}
 	if b := rec.Status.Backup; b == nil || !b.Verified || int(b.Planned) != n || int(b.Dependents) != 2*n || int(b.Volumes) != n {
@@ -241,15 +238,27 @@ func (e *Env) claimsBound(ctx context.Context, n int) error {
 	})
 }
 
-// allGone waits until the owners and everything they owned are gone, the
-// claims' volumes with them.
+// allGone waits until the owners, their claims and the claims' volumes are gone.
 func (e *Env) allGone(ctx context.Context, owners []unstructured.Unstructured) error {
+	claims := map[string]bool{}
+	for _, o := range owners {
+		claims[o.GetNamespace()+"/"+o.GetName()+"-data"] = true
+	}
 	return controlplane.WaitFor(ctx, 10*time.Minute, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
-		for _, l := range []client.ObjectList{&corev1.PersistentVolumeClaimList{}, &corev1.PersistentVolumeList{}} {
-			if err := e.Client.List(ctx, l, client.Limit(1)); err != nil {
-				return false, err
+		pvcs, pvs := &corev1.PersistentVolumeClaimList{}, &corev1.PersistentVolumeList{}
+		if err := e.Client.List(ctx, pvcs); err != nil {
+			return false, err
+		}
+		if err := e.Client.List(ctx, pvs); err != nil {
+			return false, err
+		}
+		for _, c := range pvcs.Items {
+			if claims[c.Namespace+"/"+c.Name] {
+				return false, nil
 			}
-			if items, _ := metaLen(l); items > 0 {
+		}
+		for _, v := range pvs.Items {
+			if r := v.Spec.ClaimRef; r != nil && claims[r.Namespace+"/"+r.Name] {
 				return false, nil
 			}
 		}
@@ -289,17 +298,6 @@ func (e *Env) countOwners(ctx context.Context, owners []unstructured.Unstructure
 		}
 	}
 	return n, nil
-}
-
-// metaLen is how many items a list holds.
-func metaLen(l client.ObjectList) (int, error) {
-	switch v := l.(type) {
-	case *corev1.PersistentVolumeClaimList:
-		return len(v.Items), nil
-	case *corev1.PersistentVolumeList:
-		return len(v.Items), nil
-	}
-	return 0, fmt.Errorf("not a list of claims or volumes: %T", l)
 }
 
 // resourcesOf are the resources (plural.group) of set.

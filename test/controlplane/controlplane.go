@@ -150,6 +150,14 @@ func Start(opts Options) (*ControlPlane, error) {
 	return cp, nil
 }
 
+// StartControllers starts another kube-controller-manager, logging to
+// name.log, that runs only controllers (from binDir): a benchmark that
+// needs the garbage collector and the volume controllers for a while
+// beside a control plane that runs without them. Stop it when done.
+func (cp *ControlPlane) StartControllers(binDir, name string, controllers []string) (*Process, error) {
+	return cp.controllerManager(binDir, name, controllers)
+}
+
 func (cp *ControlPlane) startControllerManager(binDir string, controllers []string) error {
 	if len(controllers) == 0 {
 		// The volume controllers bind claims to volumes and let a deleted
@@ -158,11 +166,18 @@ func (cp *ControlPlane) startControllerManager(binDir string, controllers []stri
 		controllers = []string{"namespace", "garbagecollector", "deployment", "replicaset", "clusterrole-aggregation",
 			"persistentvolume-binder", "pv-protection", "pvc-protection"}
 	}
+	var err error
+	cp.kcm, err = cp.controllerManager(binDir, "kube-controller-manager", controllers)
+	return err
+}
+
+// controllerManager starts kube-controller-manager with controllers, logging to name.log.
+func (cp *ControlPlane) controllerManager(binDir, name string, controllers []string) (*Process, error) {
 	port, err := FreePort()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	cp.kcm, err = StartProcess("kube-controller-manager", filepath.Join(binDir, "kube-controller-manager"), []string{
+	return StartProcess(name, filepath.Join(binDir, "kube-controller-manager"), []string{
 		"--kubeconfig=" + cp.Kubeconfig,
 		"--authentication-kubeconfig=" + cp.Kubeconfig,
 		"--authorization-kubeconfig=" + cp.Kubeconfig,
@@ -172,7 +187,6 @@ func (cp *ControlPlane) startControllerManager(binDir string, controllers []stri
 		"--secure-port=" + strconv.Itoa(port),
 		"--concurrent-namespace-syncs=5",
 	}, nil, cp.LogDir)
-	return err
 }
 
 // Stop stops every process and removes the temporary folder.

@@ -1,0 +1,203 @@
+package cleanup
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+)
+
+// makeBackup makes the uninstall's Backup (named name, at attempt), once
+// Velero's storage location is Available: of every instance of the kinds
+// whose instances it deletes in its targets and of its other deletions (a
+// PlanKinds plan), and of the dependents the garbage collector deletes
+// with them (scanDependents), after checking that Velero can snapshot
+// their volumes. Then it plans the instances while Velero backs them up:
+// the verification checks the Backup against that plan, and the listing is
+// off the gate's path. An uninstall that destroys nothing needs no Backup:
+// the gate is open (done).
+func (u *Uninstall) makeBackup(ctx context.Context, tool backupTool, namespace, name string, attempt int32) (done bool, _ error) {
+	began := time.Now()
+	kinds, err := u.planned(ctx, PlanKinds)
+	if err != nil {
+		return false, err
+	}
+	others, err := plan.DeletionsOf(kinds.Items, pluralOf(u.e.Client.RESTMapper()))
+	if err != nil {
+		return false, fmt.Errorf("naming what the backup must hold: %w", err)
+	}
+	dependents, volumes, err := u.e.scanDependents(ctx, u.settings.Backup.Velero, kinds.kinds, plan.DeletedByKind(kindSet(kinds.kinds), kinds.targets, others))
+	if err != nil {
+		return false, err
+	}
+	content := plan.BackupScopeOfKinds(kinds.kinds, kinds.targets, others, heldWithVolumes(dependents, volumes))
+	if content.Empty() {
+		u.openWithoutBackup(namespace, "", attempt, nil)
+		return true, nil
+	}
+	if content.NeedsNamespaces() {
+		if content.Existing, err = namespacesThere(ctx, u.e.APIReader); err != nil {
+			return false, err
+		}
+	}
+	problem, err := tool.LocationProblem(ctx, u.settings.Backup.Velero.StorageLocation)
+	if err != nil {
+		return false, err
+	}
+	if problem != nil {
+		return false, problem
+	}
+	log := logr.FromContextOrDiscard(ctx)
+	log.Info("Creating Velero's Backup of what the uninstall will destroy", "backup", klog.KRef(namespace, name), "attempt", attempt,
+		"planTook", time.Since(began).Round(time.Millisecond).String(), "namespaces", content.Namespaces, "resources", content.Resources(),
+		"named", len(content.Named), "volumes", plan.Snapshots(volumes))
+	if err := tool.CreateBackup(ctx, name, u.veleroOwner(), content, u.settings.Backup.Velero); err != nil {
+		return false, err
+	}
+	st := u.noteBackup(namespace, name, attempt, "", 0)
+	st.Namespaces = content.WholeIn
+	u.Event(corev1.EventTypeNormal, "BackupCreated", "Backup", "Created Velero's Backup %s/%s of %s; nothing is deleted before it is complete and holds every object the uninstall destroys",
+		namespace, name, describeContent(content))
+	u.waitOnBackup(fmt.Sprintf("Waiting for Velero's Backup %s/%s (New) before anything is deleted", namespace, name), 0)
+
+	listed := time.Now()
+	p, err := u.plannedUninstall(ctx)
+	if err != nil {
+		return false, err
+	}
+	log.Info("Planned the uninstall while Velero backs it up", "backup", klog.KRef(namespace, name), "planned", len(p.deletions),
+		"planTook", time.Since(listed).Round(time.Millisecond).String())
+	if len(p.deletions) == 0 {
+		u.openWithoutBackup(namespace, name, attempt, content.WholeIn)
+		return true, nil
+	}
+	u.e.backups.keep(u.subject.GetUID(), p)
+	return false, nil
+}
+
+// namespacesThere are the names of the namespaces there are.
+func namespacesThere(ctx context.Context, r client.Reader) ([]string, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NamespaceList"))
+	if err := r.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("listing the namespaces: %w", err)
+	}
+	out := make([]string, 0, len(list.Items))
+	for _, ns := range list.Items {
+		out = append(out, ns.Name)
+	}
+	return out, nil
+}
+
+// kindSet are the kinds (Kind.group) of scopes.
+func kindSet(scopes []plan.CRDScope) map[string]bool {
+	out := make(map[string]bool, len(scopes))
+	for _, s := range scopes {
+		out[s.Kind] = true
+	}
+	return out
+}
+
+// heldWithVolumes are the dependents a backup must hold, and the
+// PersistentVolumes of the claims whose data it snapshots (Velero takes a
+// claim's volume with it).
+func heldWithVolumes(dependents []plan.Node, volumes []plan.Volume) []plan.Held {
+	out := dependents2Held(dependents)
+	for _, v := range volumes {
+		if v.Snapshot {
+			out = append(out, plan.Held{Kind: "PersistentVolume", Resource: "persistentvolumes", Name: v.VolumeName})
+		}
+	}
+	return out
+}
+
+// openWithoutBackup opens the gate of an uninstall that destroys nothing,
+// whose Backup (name, when one was made) holds nothing it needs, nor
+// anything of the namespaces it looked in (an operand there later is kept
+// all the same).
+func (u *Uninstall) openWithoutBackup(namespace, name string, attempt int32, namespaces []string) {
+	now := metav1.Now()
+	u.rec.st.Backup = &cleanupv1alpha1.BackupStatus{Tool: cleanupv1alpha1.BackupToolVelero, Namespace: namespace, Name: name, Attempt: attempt,
+		Verified: true, VerifiedTime: &now, Namespaces: namespaces}
+}
+
+// describeContent says, for a person, what a Backup includes.
+func describeContent(c plan.BackupContent) string {
+	where := fmt.Sprintf("%d namespaces", len(c.Namespaces))
+	switch {
+	case slices.Contains(c.Namespaces, plan.EveryNamespace):
+		where = "every namespace"
+	case len(c.Namespaces) == 1:
+		where = "namespace " + c.Namespaces[0]
+	case len(c.Namespaces) == 0:
+		where = "the cluster"
+	}
+	return fmt.Sprintf("%s in %s (%d objects by name)", strings.Join(c.Resources(), ", "), where, len(c.Named))
+}
+
+// plannedUninstall is what the owner's uninstall deletes, as its plan says now.
+func (u *Uninstall) plannedUninstall(ctx context.Context) (*planned, error) {
+	d, err := u.planned(ctx, PlanAll)
+	if err != nil {
+		return nil, err
+	}
+	deletions, err := plan.DeletionsOf(d.Items, pluralOf(u.e.Client.RESTMapper()))
+	if err != nil {
+		return nil, err
+	}
+	return &planned{deletions: deletions, kinds: d.kinds}, nil
+}
+
+// planned is the owner's plan to depth, as it is now. A plan that cannot
+// tell everything the uninstall deletes blocks the gate.
+func (u *Uninstall) planned(ctx context.Context, depth PlanDepth) (*DryRun, error) {
+	d, err := u.owner.Plan(ctx, u.now, depth)
+	if err != nil {
+		return nil, fmt.Errorf("planning what the backup must hold: %w", err)
+	}
+	switch d.Verdict {
+	case VerdictUninstall:
+	case VerdictBlocked:
+		return nil, &plan.Problem{Reason: d.Reason, Object: u.title, Message: d.Message + "; nothing is backed up or deleted before that is fixed"}
+	case VerdictIncomplete:
+		reason := cleanupv1alpha1.BlockedBackupIncomplete
+		var kinds []string
+		for _, unread := range d.Unread {
+			kinds = append(kinds, unread.Kind+" ("+unread.Reason+")")
+			if unread.Reason == ReadFailed {
+				return nil, fmt.Errorf("planning what the backup must hold: %s", unread.Message)
+			}
+			if unread.Reason == cleanupv1alpha1.BlockedForbidden {
+				reason = cleanupv1alpha1.BlockedForbidden
+			}
+		}
+		return nil, &plan.Problem{Reason: reason, Object: u.title,
+			Message: fmt.Sprintf("the uninstall cannot list everything it would delete (%s), so no backup can be shown to hold it: nothing is deleted before one does", strings.Join(kinds, ", "))}
+	default:
+		return nil, fmt.Errorf("planning what the backup must hold: the plan says %s (%s)", d.Verdict, d.Message)
+	}
+	return d, nil
+}
+
+// pluralOf names a kind's resource, as the API server serves it (mapper's).
+func pluralOf(mapper meta.RESTMapper) func(group, kind string) (string, error) {
+	return func(group, kind string) (string, error) {
+		m, err := mapper.RESTMapping(schema.GroupKind{Group: group, Kind: kind})
+		if err != nil {
+			return "", err
+		}
+		return m.Resource.Resource, nil
+	}
+}

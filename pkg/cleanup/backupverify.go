@@ -1,0 +1,84 @@
+package cleanup
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
+)
+
+// backupHeld is what a completed Backup holds, as Velero lists it.
+type backupHeld struct {
+	list    map[string][]string
+	volumes []plan.VolumeBackup
+}
+
+// backupHolds reads what a completed Backup holds: its resource list and
+// its volumes. Velero answers the requests for them in tens of
+// milliseconds: the pass waits for the answers (looking every
+// downloadPoll, up to downloadWait) rather than end and read everything
+// again in the next; ready is false if they have not come.
+func (u *Uninstall) backupHolds(ctx context.Context, tool backupTool, backup *velero.Backup, now time.Time) (backupHeld, bool, error) {
+	var h backupHeld
+	var listed, volumes bool
+	err := wait.PollUntilContextTimeout(ctx, downloadPoll, downloadWait, true, func(ctx context.Context) (bool, error) {
+		var err error
+		if !listed {
+			if h.list, listed, err = tool.ResourceList(ctx, backup, now); err != nil {
+				return false, err
+			}
+		}
+		if !volumes {
+			if h.volumes, volumes, err = tool.VolumeBackups(ctx, backup, now); err != nil {
+				return false, err
+			}
+		}
+		return listed && volumes, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return h, false, nil
+	}
+	return h, err == nil, err
+}
+
+// verifiedDestroyed checks what a completed Backup holds against what the
+// uninstall destroys: what the plan deleted when this process made the
+// Backup, or else, and when that finds an object missing (it may have been
+// deleted meanwhile), what the plan deletes now (what was created
+// meanwhile the uninstall keeps); the dependents of those deletions, read
+// again now; and the snapshots of their volumes. It returns what the
+// uninstall destroys, or the problem that blocks.
+func (u *Uninstall) verifiedDestroyed(ctx context.Context, backup *velero.Backup, held backupHeld) (*velero.Destroyed, error) {
+	p := u.e.backups.take(u.subject.GetUID())
+	for replanned := p == nil; ; replanned = true {
+		if p == nil {
+			var err error
+			if p, err = u.plannedUninstall(ctx); err != nil {
+				return nil, err
+			}
+		}
+		deletions := p.deletions
+		dependents, volumes, err := u.e.scanDependents(ctx, u.settings.Backup.Velero, p.kinds, plan.DeletedByName(deletions))
+		if err != nil {
+			return nil, err
+		}
+		destroyed := slices.Concat(deletions, dependents2Held(dependents))
+		if _, problem := plan.VerifyBackup(backup.Name, held.list, destroyed); problem != nil {
+			if !replanned {
+				p = nil
+				continue
+			}
+			return nil, problem
+		}
+		if problem := plan.VerifyVolumes(backup.Name, held.volumes, volumes); problem != nil {
+			return nil, problem
+		}
+		return &velero.Destroyed{Owner: u.title, OwnerKind: u.kind.Subject.Kind, OwnerNamespace: u.subject.GetNamespace(), OwnerName: u.subject.GetName(),
+			Backup: backup.Name, Verified: metav1.Now(), Deleted: deletions, Dependents: dependents2Held(dependents), Volumes: volumes}, nil
+	}
+}
