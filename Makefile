@@ -83,7 +83,7 @@ verify-generated: controller-gen kustomize $(OPM) ## Fail when a generated file 
 
 .PHONY: test
 test: verify-generated vet control-plane e2e-tools bench-tools backup-tools ## Run the unit tests, the envtest suite and the end-to-end suite.
-	go test ./... -count=1
+	go test ./... -count=1 -timeout 30m
 	$(MAKE) --no-print-directory test-e2e
 
 .PHONY: test-unit

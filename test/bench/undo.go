@@ -204,9 +204,9 @@ func (e *Env) dependents(ctx context.Context, owners []unstructured.Unstructured
 	if err := parallel(ctx, len(owners), func(ctx context.Context, i int) error {
 		o := &owners[i]
 		ref := []metav1.OwnerReference{{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Name: o.GetName(), UID: o.GetUID(), Controller: &[]bool{true}[0]}}
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: o.GetName() + "-password", OwnerReferences: ref},
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: dependentName(o, "password"), OwnerReferences: ref},
 			StringData: map[string]string{"password": o.GetName()}}
-		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: o.GetName() + "-data", OwnerReferences: ref},
+		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: dependentName(o, "data"), OwnerReferences: ref},
 			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: &class,
 				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}}}}
 		for _, obj := range []client.Object{secret, pvc} {
@@ -219,6 +219,12 @@ func (e *Env) dependents(ctx context.Context, owners []unstructured.Unstructured
 		return err
 	}
 	return e.claimsBound(ctx, len(owners))
+}
+
+// dependentName names an owner's dependent: the owner's name and UID (the
+// floor's set has the same names in the same namespaces), then what it is.
+func dependentName(owner *unstructured.Unstructured, what string) string {
+	return owner.GetName() + "-" + string(owner.GetUID())[:8] + "-" + what
 }
 
 // claimsBound waits until n claims are bound.
@@ -242,7 +248,7 @@ func (e *Env) claimsBound(ctx context.Context, n int) error {
 func (e *Env) allGone(ctx context.Context, owners []unstructured.Unstructured) error {
 	claims := map[string]bool{}
 	for _, o := range owners {
-		claims[o.GetNamespace()+"/"+o.GetName()+"-data"] = true
+		claims[o.GetNamespace()+"/"+dependentName(&o, "data")] = true
 	}
 	return controlplane.WaitFor(ctx, 10*time.Minute, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
 		pvcs, pvs := &corev1.PersistentVolumeClaimList{}, &corev1.PersistentVolumeList{}
@@ -273,8 +279,8 @@ func (e *Env) deleteAll(ctx context.Context, owners []unstructured.Unstructured)
 	if err := parallel(ctx, len(owners), func(ctx context.Context, i int) error {
 		o := &owners[i]
 		for _, obj := range []client.Object{o.DeepCopy(),
-			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: o.GetName() + "-password"}},
-			&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: o.GetName() + "-data"}}} {
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: dependentName(o, "password")}},
+			&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: dependentName(o, "data")}}} {
 			if err := client.IgnoreNotFound(e.Client.Delete(ctx, obj)); err != nil {
 				return err
 			}
