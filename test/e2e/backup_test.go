@@ -101,6 +101,7 @@ var _ = Describe("An undoable uninstall, with real Velero", func() {
 		in := newInstall(backupRoundTrip)
 		in.create(ctx, withVelero)
 		csi := startCSI(ctx)
+		gcWatches(ctx, in.crd(), in.ns("a"))
 		specs, held := map[string]map[string]any{}, map[string]data{}
 		for i, w := range [][2]string{{in.ns("a"), "db1"}, {in.ns("b"), "db2"}} {
 			u := fixtures.Operand(in.crd(), w[0], w[1])
@@ -168,7 +169,7 @@ var _ = Describe("An undoable uninstall, with real Velero", func() {
 		out, code := undo(ctx, "--namespace", in.sub.Namespace, in.csv)
 		Expect(code).To(Equal(3), out)
 		Expect(out).To(ContainSubstring("is not installed again"))
-		Expect(restores(ctx)).To(BeZero())
+		Expect(restores(ctx, st.Name)).To(BeZero())
 
 		By("reinstalling the operator, then undoing: one command")
 		Expect(kc.Resubscribe(ctx, in.sub)).To(Succeed())
@@ -196,11 +197,11 @@ var _ = Describe("An undoable uninstall, with real Velero", func() {
 		}
 
 		By("undoing again: nothing is missing, nothing changes")
-		n := restores(ctx)
+		n := restores(ctx, st.Name)
 		out, code = undo(ctx, "--namespace", in.sub.Namespace, in.csv)
 		Expect(code).To(BeZero(), out)
 		Expect(out).To(And(ContainSubstring("nothing the uninstall destroyed is missing"), ContainSubstring("0 restored, 8 present already, 0 missing")))
-		Expect(restores(ctx)).To(Equal(n))
+		Expect(restores(ctx, st.Name)).To(Equal(n))
 	})
 
 	It("blocks, deleting nothing, while Velero's storage is down, and goes on by itself once it is back: no manual step", func(ctx SpecContext) {

@@ -467,6 +467,7 @@ var _ = Describe("OLM v1: a ClusterExtension's uninstall, with real operator-con
 		})
 		e.startOperator()
 		csi := startCSI(ctx)
+		gcWatches(ctx, e.crd(), e.ns("a"))
 		specs, held := map[string]map[string]any{}, map[string]data{}
 		for i, ns := range []string{e.ns("a"), e.ns("b")} {
 			w := fixtures.Operand(e.crd(), ns, "db")
@@ -498,7 +499,7 @@ var _ = Describe("OLM v1: a ClusterExtension's uninstall, with real operator-con
 		By("undoing before the reinstall: it says what to reinstall and changes nothing")
 		out, code := undo(ctx, "clusterextension", e.name())
 		Expect(code).To(Equal(3), out)
-		Expect(restores(ctx)).To(BeZero())
+		Expect(restores(ctx, st.Name)).To(BeZero())
 
 		By("reinstalling the ClusterExtension, then undoing")
 		e.ext = installExtension(ctx, kc.Client, e.name(), e.name(), e.pkg.Name, e.pkg.Head())
@@ -515,9 +516,9 @@ var _ = Describe("OLM v1: a ClusterExtension's uninstall, with real operator-con
 			got := dataOf(ctx, csi, ns, name)
 			Expect(got).To(Equal(held[key]), "the Secret, ConfigMap and volume of %s hold what they held", key)
 		}
-		n := restores(ctx)
+		n := restores(ctx, st.Name)
 		out, code = undo(ctx, "clusterextension", e.name())
 		Expect(code).To(BeZero(), out)
-		Expect(restores(ctx)).To(Equal(n))
+		Expect(restores(ctx, st.Name)).To(Equal(n))
 	})
 })

@@ -13,10 +13,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
+	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
 // startCSI starts the CSI stack for the rest of the spec.
@@ -163,11 +166,34 @@ func undo(ctx context.Context, args ...string) (string, int) {
 	return out.String(), 0
 }
 
-// restores counts Velero's Restores.
-func restores(ctx context.Context) int {
+// restores counts Velero's Restores of the Backup called backup (other specs' Restores share Velero's namespace).
+func restores(ctx context.Context, backup string) int {
 	GinkgoHelper()
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(schema.GroupVersionKind{Group: "velero.io", Version: "v1", Kind: "RestoreList"})
 	Expect(kc.Client.List(ctx, list, client.InNamespace(cluster.VeleroNamespace))).To(Succeed())
-	return len(list.Items)
+	n := 0
+	for _, r := range list.Items {
+		if name, _, _ := unstructured.NestedString(r.Object, "spec", "backupName"); name == backup {
+			n++
+		}
+	}
+	return n
+}
+
+// gcWatches waits until the garbage collector watches crd's kind, before a
+// spec makes operands that own dependents: a probe deleted with
+// propagationPolicy Orphan goes only once the collector has seen it through
+// a watch of its kind, which starts at the collector's next discovery
+// resync (every 30 s) after the CRD appears. An operand deleted before
+// then, its CRD deleted soon after (crds: Delete), leaves its dependents
+// for good: the collector can no longer map their owner's kind.
+func gcWatches(ctx context.Context, crd fixtures.CRD, ns string) {
+	GinkgoHelper()
+	probe := fixtures.Operand(crd, ns, "gc-probe")
+	Expect(kc.Client.Create(ctx, probe)).To(Succeed())
+	Expect(kc.Client.Delete(ctx, probe, client.PropagationPolicy(metav1.DeletePropagationOrphan))).To(Succeed())
+	Eventually(func(ctx context.Context) bool {
+		return apierrors.IsNotFound(kc.Client.Get(ctx, client.ObjectKeyFromObject(probe), probe))
+	}).WithContext(ctx).WithTimeout(2*time.Minute).Should(BeTrue(), "the garbage collector orphans the probe of %s", crd.GVK().Kind)
 }
