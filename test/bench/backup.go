@@ -91,7 +91,7 @@ func (e *Env) MeasureBackup(ctx context.Context, n int) (Backup, error) {
 	}
 
 	// The gate's Backup of a ClusterExtension: its resources in every namespace.
-	if res.Velero, err = e.veleroBackupOf(ctx, "reference-"+id, []string{plan.EveryNamespace}, resourcesOf(w.ext.CRDs)); err != nil {
+	if res.Velero, err = e.veleroBackupOf(ctx, "reference-"+id, []string{plan.EveryNamespace}, resourcesOf(w.ext.CRDs), ""); err != nil {
 		return res, err
 	}
 	if res.Floor, err = e.perObjectFloor(ctx, w.floor); err != nil {
@@ -144,8 +144,9 @@ func (e *Env) gatedUninstall(ctx context.Context, w *extensionWorkload) (uninsta
 
 // veleroBackupOf makes a Backup of resources (plural.group) in namespaces,
 // as a person does with `velero backup create`, and times it from its
-// creation to Completed.
-func (e *Env) veleroBackupOf(ctx context.Context, name string, namespaces, of []string) (time.Duration, error) {
+// creation to Completed. notSet, when set, leaves out the objects labelled
+// as that set (setLabel).
+func (e *Env) veleroBackupOf(ctx context.Context, name string, namespaces, of []string, notSet string) (time.Duration, error) {
 	var resources, included []any
 	for _, r := range of {
 		resources = append(resources, r)
@@ -153,8 +154,12 @@ func (e *Env) veleroBackupOf(ctx context.Context, name string, namespaces, of []
 	for _, ns := range namespaces {
 		included = append(included, ns)
 	}
-	b := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
-		"includedResources": resources, "includedNamespaces": included}}}
+	spec := map[string]any{"includedResources": resources, "includedNamespaces": included}
+	if notSet != "" {
+		spec["labelSelector"] = map[string]any{"matchExpressions": []any{
+			map[string]any{"key": setLabel, "operator": "NotIn", "values": []any{notSet}}}}
+	}
+	b := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	b.SetGroupVersionKind(veleroBackupKind)
 	b.SetNamespace(cluster.VeleroNamespace)
 	b.SetName(name)

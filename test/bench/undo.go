@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -110,12 +109,17 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := e.dependents(ctx, slices.Concat(owners, floorOwners)); err != nil {
+	if err := e.dependents(ctx, owners, id); err != nil {
+		return res, err
+	}
+	if err := e.dependents(ctx, floorOwners, id+"-floor"); err != nil {
 		return res, err
 	}
 
+	// Velero's own Backup of the same objects as the uninstall's: the
+	// floor's dependents, in the same namespaces, left out by their label.
 	if res.Velero, err = e.veleroBackupOf(ctx, "reference-"+id, []string{plan.EveryNamespace},
-		append(resourcesOf(w.ext.CRDs), "secrets", "persistentvolumeclaims", "persistentvolumes")); err != nil {
+		append(resourcesOf(w.ext.CRDs), "secrets", "persistentvolumeclaims", "persistentvolumes"), id+"-floor"); err != nil {
 		return res, err
 	}
 	if res.Floor, err = e.perObjectFloor(ctx, w.floor); err != nil {
@@ -199,14 +203,15 @@ func (e *Env) listOperands(ctx context.Context, set []fixtures.CRD) ([]unstructu
 // dependents makes, for each owner, a Secret and a claim of the CSI
 // StorageClass owned by it (a controller ownerReference), and waits until
 // every claim is bound.
-func (e *Env) dependents(ctx context.Context, owners []unstructured.Unstructured) error {
+func (e *Env) dependents(ctx context.Context, owners []unstructured.Unstructured, set string) error {
 	class := cluster.StorageClass
+	labels := map[string]string{setLabel: set}
 	if err := parallel(ctx, len(owners), func(ctx context.Context, i int) error {
 		o := &owners[i]
 		ref := []metav1.OwnerReference{{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Name: o.GetName(), UID: o.GetUID(), Controller: &[]bool{true}[0]}}
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: dependentName(o, "password"), OwnerReferences: ref},
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: dependentName(o, "password"), OwnerReferences: ref, Labels: labels},
 			StringData: map[string]string{"password": o.GetName()}}
-		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: dependentName(o, "data"), OwnerReferences: ref},
+		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: dependentName(o, "data"), OwnerReferences: ref, Labels: labels},
 			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: &class,
 				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}}}}
 		for _, obj := range []client.Object{secret, pvc} {
@@ -218,8 +223,11 @@ func (e *Env) dependents(ctx context.Context, owners []unstructured.Unstructured
 	}); err != nil {
 		return err
 	}
-	return e.claimsBound(ctx, len(owners))
+	return e.claimsBound(ctx, set, len(owners))
 }
+
+// setLabel says which set of owners a dependent belongs to.
+const setLabel = "bench.csv-cleaner.io/set"
 
 // dependentName names an owner's dependent: the owner's name and UID (the
 // floor's set has the same names in the same namespaces), then what it is.
@@ -227,11 +235,11 @@ func dependentName(owner *unstructured.Unstructured, what string) string {
 	return owner.GetName() + "-" + string(owner.GetUID())[:8] + "-" + what
 }
 
-// claimsBound waits until n claims are bound.
-func (e *Env) claimsBound(ctx context.Context, n int) error {
+// claimsBound waits until n claims of set are bound.
+func (e *Env) claimsBound(ctx context.Context, set string, n int) error {
 	return controlplane.WaitFor(ctx, 10*time.Minute, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
 		list := &corev1.PersistentVolumeClaimList{}
-		if err := e.Client.List(ctx, list); err != nil {
+		if err := e.Client.List(ctx, list, client.MatchingLabels{setLabel: set}); err != nil {
 			return false, err
 		}
 		bound := 0

@@ -154,10 +154,10 @@ func (v *Velero) startServer(credentials string) error {
 		"server", "--kubeconfig="+v.c.Kubeconfig, "--namespace="+VeleroNamespace,
 		"--plugin-dir="+filepath.Join(v.dir, "plugins"),
 		"--metrics-address=127.0.0.1:"+strconv.Itoa(metrics), "--profiler-address=",
-		"--client-qps=500", "--client-burst=1000",
-		// Velero backs up one item block at a time by default, and waits a
-		// second or more for each claim's CSI snapshot handle.
-		"--item-block-worker-count=16")
+		// Velero's default of one item-block worker: with more, v1.18.3 dies
+		// of a concurrent map write as it records the claims' volume
+		// information (velero-io/velero#9659, seen here at 1,000 claims).
+		"--client-qps=500", "--client-burst=1000")
 	env := []string{"TMPDIR=" + filepath.Join(v.dir, "tmp"), "AWS_SHARED_CREDENTIALS_FILE=" + credentials}
 	if v.csi {
 		args = append(args, "--features=EnableCSI")
