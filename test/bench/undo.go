@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
@@ -114,7 +114,7 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 		return res, err
 	}
 
-	if res.Velero, err = e.veleroBackupOf(ctx, "reference-"+id, []string{plan.EveryNamespace},
+	if res.Velero, err = e.veleroBackupOf(ctx, "reference-"+id, []string{decide.EveryNamespace},
 		append(resourcesOf(w.ext.CRDs), "secrets", "persistentvolumeclaims", "persistentvolumes")); err != nil {
 		return res, err
 	}
