@@ -87,7 +87,7 @@ test: verify-generated vet control-plane e2e-tools bench-tools backup-tools ## R
 	$(MAKE) --no-print-directory test-e2e
 
 .PHONY: test-unit
-test-unit: ## Run the pure and unit tests (pkg/plan's decisions, the API, the helpers) in seconds, without a control plane.
+test-unit: ## Run the pure and unit tests (pkg/decide's decisions, the API, the helpers) in seconds, without a control plane.
 	go test ./api/... ./pkg/... ./cmd/... ./hack/... -count=1
 
 .PHONY: test-e2e

@@ -128,6 +128,12 @@ type UninstallStatus struct {
 	// policy is the CleanupPolicy that was applied.
 	// +optional
 	Policy string `json:"policy,omitempty"`
+	// uninstallMessage is what the operator's author asks of whoever
+	// uninstalls it (a CSV's operator.openshift.io/uninstall-message
+	// annotation, which the OpenShift console shows in its uninstall
+	// dialog), as it read when the uninstall started.
+	// +optional
+	UninstallMessage string `json:"uninstallMessage,omitempty"`
 	// startTime is when the uninstall was first seen.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`

@@ -17,8 +17,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/manager"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
 
@@ -43,7 +43,7 @@ type options struct {
 	metricsAddr, probeAddr, leaderNS string
 	pprofAddr                        string
 	leaderElect, secureMetrics       bool
-	finalizers                       plan.Finalizers
+	finalizers                       decide.Finalizers
 	qps                              float64
 	burst, workers, deleteWorkers    int
 	lease                            leaseTimes

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -33,7 +34,9 @@ refuse it: a right csv-cleaner lacks (a SubjectAccessReview for the
 identity csv-cleaner runs as, found from the binding it makes for itself at
 start, or --service-account) and a delete a webhook or an admission policy
 refuses (a server-side dry-run DELETE of one object of each kind). It writes
-nothing.`,
+nothing. It prints the whole plan and exits 0 when the uninstall would go
+through (or the owner would be let go without deleting anything), 5 when the
+verdict is Blocked, 6 when it is Incomplete (some kinds could not be read).`,
 		Example: `  csv-cleaner plan --namespace operators my-operator.v1.2.3
   csv-cleaner plan clusterextension my-extension -o json
   kubectl csv-cleaner plan -n operators my-operator.v1.2.3`,
@@ -119,7 +122,30 @@ func readAndPrint(kubeconfig, output string, sa *types.NamespacedName, stdout io
 	if err := cleanup.Foresee(ctx, c, disc, d, sa); err != nil {
 		return err
 	}
-	return writePlan(d, output, stdout)
+	if err := writePlan(d, output, stdout); err != nil {
+		return err
+	}
+	return verdictExit(d)
+}
+
+// The exit codes of a plan printed whole whose uninstall would not go through.
+const (
+	// exitPlanBlocked: the verdict is Blocked.
+	exitPlanBlocked = 5
+	// exitPlanIncomplete: the verdict is Incomplete (some kinds could not be read).
+	exitPlanIncomplete = 6
+)
+
+// verdictExit is the plan's exit: nil when the uninstall would go through
+// (or csv-cleaner would let the owner go without deleting anything).
+func verdictExit(d *cleanup.DryRun) error {
+	switch d.Verdict {
+	case cleanup.VerdictBlocked:
+		return exitError{code: exitPlanBlocked, err: fmt.Errorf("the uninstall would be blocked: %s", d.Reason)}
+	case cleanup.VerdictIncomplete:
+		return exitError{code: exitPlanIncomplete, err: errors.New("the plan is incomplete: some kinds could not be read")}
+	}
+	return nil
 }
 
 func writePlan(d *cleanup.DryRun, output string, stdout io.Writer) error {

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
@@ -33,13 +33,13 @@ ended, say). Uninstalls still under way are abandoned, with a Warning Event
 on their CSV. It prints each object it changed.`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return release(stdout, kubeconfig, self.Releaser{Finalizers: plan.Finalizers{Current: finalizer, Legacy: legacy},
+			return release(stdout, kubeconfig, self.Releaser{Finalizers: decide.Finalizers{Current: finalizer, Legacy: legacy},
 				Hold: hold, Workers: workers, Reporter: "csv-cleaner-release"}, timeout)
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig; defaults to $KUBECONFIG, the in-cluster config, then ~/.kube/config.")
-	fs.StringVar(&finalizer, "finalizer", plan.DefaultFinalizer, "csv-cleaner's finalizer on CSVs.")
+	fs.StringVar(&finalizer, "finalizer", decide.DefaultFinalizer, "csv-cleaner's finalizer on CSVs.")
 	fs.StringArrayVar(&legacy, "legacy-finalizer", nil, "An earlier finalizer name of csv-cleaner's to remove too (repeatable).")
 	fs.StringVar(&hold, "rbac-hold-finalizer", rbac.HoldFinalizer, "The RBAC hold's finalizer on ClusterRoles and bindings.")
 	fs.IntVar(&workers, "workers", cleanup.DefaultDeleteWorkers, "Patches in flight at once.")

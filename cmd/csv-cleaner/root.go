@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
@@ -135,7 +135,7 @@ func controllerFlags(fs *pflag.FlagSet, o *options) {
 	fs.DurationVar(&o.lease.duration, "leader-election-lease-duration", 15*time.Second, "How long a standby waits before it takes over a lease its leader stopped renewing.")
 	fs.DurationVar(&o.lease.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew its lease before it gives up leadership.")
 	fs.DurationVar(&o.lease.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease.")
-	fs.StringVar(&o.finalizers.Current, "finalizer", plan.DefaultFinalizer, "Finalizer csv-cleaner puts on managed CSVs; give two instances different names.")
+	fs.StringVar(&o.finalizers.Current, "finalizer", decide.DefaultFinalizer, "Finalizer csv-cleaner puts on managed CSVs; give two instances different names.")
 	fs.StringArrayVar(&o.finalizers.Legacy, "legacy-finalizer", nil, "An earlier finalizer name of csv-cleaner's (repeatable): replaced on live CSVs, counted as ours on deleting ones.")
 	fs.BoolVar(&o.rbacHoldOn, "rbac-hold", true, "Keep a managed operator's ClusterRoles and bindings in force until its operands are gone.")
 	fs.StringVar(&o.rbacHold, "rbac-hold-finalizer", rbac.HoldFinalizer, "Finalizer that holds the cluster RBAC; give two instances different names.")

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
@@ -63,11 +63,11 @@ func runExtension(ctx context.Context, c client.Client) error {
 	if err := waitFor(ctx, "csv-cleaner's finalizer on the ClusterExtension", func(ctx context.Context) (bool, error) {
 		ext := &ocv1.ClusterExtension{}
 		err := c.Get(ctx, key, ext)
-		return err == nil && contains(ext.Finalizers, plan.DefaultFinalizer), err
+		return err == nil && contains(ext.Finalizers, decide.DefaultFinalizer), err
 	}); err != nil {
 		return err
 	}
-	fmt.Printf("    The ClusterExtension carries %s.\n", plan.DefaultFinalizer)
+	fmt.Printf("    The ClusterExtension carries %s.\n", decide.DefaultFinalizer)
 
 	step("Deleting the ClusterExtension (kube-controller-manager's garbage collector runs)")
 	if err := c.Delete(ctx, made.Extension); err != nil {

@@ -22,7 +22,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -98,11 +98,11 @@ func run(binDir string) (err error) {
 	}
 	if err := waitFor(ctx, "csv-cleaner's finalizer on the CSV", func(ctx context.Context) (bool, error) {
 		csv, err := getCSV(ctx, c)
-		return err == nil && contains(csv.Finalizers, plan.DefaultFinalizer), client.IgnoreNotFound(err)
+		return err == nil && contains(csv.Finalizers, decide.DefaultFinalizer), client.IgnoreNotFound(err)
 	}); err != nil {
 		return err
 	}
-	fmt.Printf("    The CSV carries %s.\n", plan.DefaultFinalizer)
+	fmt.Printf("    The CSV carries %s.\n", decide.DefaultFinalizer)
 
 	step("Scaling csv-cleaner to zero (SIGTERM) and deleting the CSV")
 	if err := stopCleaner(proc); err != nil {

@@ -9,16 +9,16 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
 // operandAccess is what csv-cleaner may do on the operands of the owned CRDs.
 type operandAccess struct {
 	// problem blocks the uninstall: a right it needs on a kind it deletes is missing.
-	problem *plan.Problem
+	problem *decide.Problem
 	// denied are the kinds' problems that problem joins, one a kind.
-	denied []plan.Problem
+	denied []decide.Problem
 	// unlisted are the CRDs (by name) whose instances are all kept and which
 	// it may not list: they are noted, not counted.
 	unlisted map[string]bool
@@ -32,14 +32,14 @@ type operandAccess struct {
 // rbac.OperandRole, so they can be missing for one CRD and present for
 // another; the uninstall then deletes nothing of any CRD until every right
 // it needs is there, rather than stopping half-way.
-func (e *Engine) checkOperandAccess(ctx context.Context, scopes []plan.CRDScope, onTimeout cleanupv1alpha1.TimeoutAction) (operandAccess, error) {
+func (e *Engine) checkOperandAccess(ctx context.Context, scopes []decide.CRDScope, onTimeout cleanupv1alpha1.TimeoutAction) (operandAccess, error) {
 	return operandAccessOf(ctx, scopes, onTimeout, e.mayDo)
 }
 
 // operandAccessOf asks, with mayDo, the questions of checkOperandAccess:
 // the run asks them of itself, a plan of csv-cleaner's ServiceAccount.
-func operandAccessOf(ctx context.Context, scopes []plan.CRDScope, onTimeout cleanupv1alpha1.TimeoutAction,
-	mayDo func(context.Context, plan.CRDScope, string) (bool, error)) (operandAccess, error) {
+func operandAccessOf(ctx context.Context, scopes []decide.CRDScope, onTimeout cleanupv1alpha1.TimeoutAction,
+	mayDo func(context.Context, decide.CRDScope, string) (bool, error)) (operandAccess, error) {
 	access := operandAccess{unlisted: map[string]bool{}}
 	// Every question at once: they are independent, and an uninstall
 	// otherwise waits a round trip per kind and verb before its first delete.
@@ -68,7 +68,7 @@ func operandAccessOf(ctx context.Context, scopes []plan.CRDScope, onTimeout clea
 	if err := g.Wait(); err != nil {
 		return access, err
 	}
-	var problems []plan.Problem
+	var problems []decide.Problem
 	for i, s := range scopes {
 		var denied []string
 		for j, verb := range verbs[i] {
@@ -86,7 +86,7 @@ func operandAccessOf(ctx context.Context, scopes []plan.CRDScope, onTimeout clea
 	}
 	if len(problems) > 0 {
 		access.denied = problems
-		access.problem = plan.JoinProblems(problems)
+		access.problem = decide.JoinProblems(problems)
 	}
 	return access, nil
 }
@@ -94,7 +94,7 @@ func operandAccessOf(ctx context.Context, scopes []plan.CRDScope, onTimeout clea
 // mayDo asks the API server whether csv-cleaner may do verb on the scope's
 // resource in every namespace (a SelfSubjectAccessReview, which every
 // identity may create).
-func (e *Engine) mayDo(ctx context.Context, s plan.CRDScope, verb string) (bool, error) {
+func (e *Engine) mayDo(ctx context.Context, s decide.CRDScope, verb string) (bool, error) {
 	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: s.GVR.Group, Resource: s.GVR.Resource},
 	}}
@@ -107,13 +107,13 @@ func (e *Engine) mayDo(ctx context.Context, s plan.CRDScope, verb string) (bool,
 // ForbiddenOperands blocks an uninstall on the verbs csv-cleaner may not
 // use on a kind's instances; first names an instance the API server
 // refused, if one was.
-func ForbiddenOperands(s plan.CRDScope, verbs []string, first string) *plan.Problem {
+func ForbiddenOperands(s decide.CRDScope, verbs []string, first string) *decide.Problem {
 	object := s.Kind
 	if first != "" {
 		object += " " + first
 	}
 	gr := s.GVR.GroupResource().String()
-	return &plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: object,
+	return &decide.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: object,
 		Message: fmt.Sprintf("csv-cleaner may not %s %s (kind %s): %s; the uninstall resumes on its own once it may",
 			strings.Join(verbs, ", "), gr, s.Kind, rbac.HowToGrant(gr))}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,11 +34,13 @@ const MaxRetryDelay = 10 * time.Second
 // record say Retrying, with a Warning Event once.
 const RetryingAfter = 3
 
-// RateLimiter is controller-runtime's default rate limiter (per item
+// RateLimiter is each controller's: controller-runtime's default (per item
 // exponential from 5 ms, and 10 per second overall with bursts of 100)
-// with the per-item wait capped at MaxRetryDelay.
+// with the per-item wait capped at MaxRetryDelay rather than 1,000 s. A
+// failed attempt waits it alone (SettleAttempt returns the error).
 func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
-	return workqueue.NewTypedMaxOfRateLimiter(failureBackoff(), workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	return workqueue.NewTypedMaxOfRateLimiter(failureBackoff(),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)})
 }
 
 // failureBackoff waits 5 ms after a first failure, doubling up to MaxRetryDelay.
@@ -74,12 +77,15 @@ func stepOf(err error) string {
 }
 
 // SettleAttempt settles one attempt of the controller of kind's owners. A
-// failed one waits failureBackoff (capped at MaxRetryDelay), counted by
-// step; from the RetryingAfter-th failure in a row the record says
-// Retrying, with the count, the last error and when the next attempt
-// comes, and a Warning Event tells it once. A successful one forgets the
-// failures (the uninstall clears its record's Retrying when it saves). The
-// keys of the two controllers never collide: a CSV's has a namespace, a
+// failed one is returned to controller-runtime, which counts it
+// (controller_runtime_reconcile_errors_total) and tries again after the
+// controller's RateLimiter; csv-cleaner counts it by step and, from the
+// RetryingAfter-th failure in a row, its record says Retrying, with the
+// count, the last error and when the next attempt comes (failures counts
+// the same failures with the same backoff, only to tell them), and a
+// Warning Event tells it once. A successful one forgets the failures (the
+// uninstall clears its record's Retrying when it saves). The keys of the
+// two controllers never collide: a CSV's has a namespace, a
 // ClusterExtension's has none.
 func (e *Engine) SettleAttempt(ctx context.Context, kind RecordKind, req reconcile.Request, res ctrl.Result, err error) (ctrl.Result, error) {
 	if err == nil {
@@ -94,20 +100,19 @@ func (e *Engine) SettleAttempt(ctx context.Context, kind RecordKind, req reconci
 	delay := e.failures.When(req)
 	n := e.failures.NumRequeues(req)
 	log := logr.FromContextOrDiscard(ctx).WithValues("object", req.NamespacedName)
-	log.Error(err, "Attempt failed; trying again", "step", step, "failuresInARow", n, "retryIn", delay.String())
+	log.Info("Attempt failed; trying again after the backoff", "step", step, "failuresInARow", n, "retryIn", delay.String())
 	if n >= RetryingAfter {
-		e.noteRetrying(logr.NewContext(ctx, log), req.NamespacedName, n, step, err, time.Now().Add(delay))
+		e.noteRetrying(logr.NewContext(ctx, log), kind, req.NamespacedName, n, step, err, time.Now().Add(delay))
 	}
-	return ctrl.Result{RequeueAfter: delay}, nil
+	return ctrl.Result{}, err
 }
 
 // noteRetrying shows failures that go on: the record's Retrying condition,
-// when the owner (a CSV, or a ClusterExtension: a key without a namespace) has a
-// record of an uninstall under way, and on the first time in a row a
-// Warning Event on it. What it cannot write is logged.
-func (e *Engine) noteRetrying(ctx context.Context, key types.NamespacedName, n int, step string, cause error, next time.Time) {
+// when the owner of kind has a record of an uninstall under way, and on
+// the first time in a row a Warning Event on it. What it cannot write is
+// logged.
+func (e *Engine) noteRetrying(ctx context.Context, kind RecordKind, key types.NamespacedName, n int, step string, cause error, next time.Time) {
 	log := logr.FromContextOrDiscard(ctx)
-	kind := kindOfKey(key)
 	subject, obj := kind.subject(), kind.empty()
 	if n == RetryingAfter {
 		if err := e.Client.Get(ctx, key, subject); err == nil {

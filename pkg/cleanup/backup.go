@@ -13,7 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
 
@@ -36,10 +36,10 @@ const (
 // pkg/velero's Client.
 type backupTool interface {
 	Backup(ctx context.Context, name string) (*velero.Backup, error)
-	LocationProblem(ctx context.Context, name string) (*plan.Problem, error)
-	CreateBackup(ctx context.Context, name string, owner velero.Owner, content plan.BackupContent, s *cleanupv1alpha1.VeleroBackup) error
+	LocationProblem(ctx context.Context, name string) (*decide.Problem, error)
+	CreateBackup(ctx context.Context, name string, owner velero.Owner, content decide.BackupContent, s *cleanupv1alpha1.VeleroBackup) error
 	ResourceList(ctx context.Context, b *velero.Backup, now time.Time) (map[string][]string, bool, error)
-	VolumeBackups(ctx context.Context, b *velero.Backup, now time.Time) ([]plan.VolumeBackup, bool, error)
+	VolumeBackups(ctx context.Context, b *velero.Backup, now time.Time) ([]decide.VolumeBackup, bool, error)
 	KeepDestroyed(ctx context.Context, b *velero.Backup, owner velero.Owner, d *velero.Destroyed) error
 }
 
@@ -53,12 +53,12 @@ func (e *Engine) veleroOf(v *cleanupv1alpha1.VeleroBackup) velero.Client {
 // deleted before a Backup holds every object the uninstall destroys, the
 // objects it deletes and the dependents the garbage collector deletes
 // with them, and a snapshot of their volumes' data. It makes one Backup
-// per attempt (plan.BackupName: a restart finds it, never makes a
-// second), waits for it to end (plan.GateOnBackup), then checks its
+// per attempt (decide.BackupName: a restart finds it, never makes a
+// second), waits for it to end (decide.GateOnBackup), then checks its
 // resource list and volumes against what the uninstall destroys
-// (plan.VerifyBackup, plan.VerifyVolumes); one that failed or came out
+// (decide.VerifyBackup, decide.VerifyVolumes); one that failed or came out
 // incomplete is made again under the next attempt's name
-// (plan.RetryBackup). Once verified (written before anything is deleted,
+// (decide.RetryBackup). Once verified (written before anything is deleted,
 // with what it destroys kept beside the Backup for the undo), the gate
 // stays open for the rest of the uninstall: every operand a later pass
 // deletes existed when the deletion began (the after-deletion rule keeps
@@ -81,24 +81,24 @@ func (u *Uninstall) gateOnBackup(ctx context.Context) (bool, error) {
 }
 
 // backed are the namespaces whose operands the uninstall's verified backup
-// holds (plan.BackedNamespaces); nil without a backup.
-func (u *Uninstall) backed() plan.NamespaceSet {
+// holds (decide.BackedNamespaces); nil without a backup.
+func (u *Uninstall) backed() decide.NamespaceSet {
 	st := u.rec.st.Backup
 	if u.settings.Backup == nil || st == nil {
 		return nil
 	}
-	return plan.BackedNamespaces(st.Verified, st.Namespaces)
+	return decide.BackedNamespaces(st.Verified, st.Namespaces)
 }
 
 // backupName is the name of the Backup of the uninstall's attempt.
 func (u *Uninstall) backupName(attempt int32) string {
-	return plan.BackupName(u.kind.Subject.Kind, u.subject.GetNamespace(), u.subject.GetName(), u.subject.GetUID(), attempt)
+	return decide.BackupName(u.kind.Subject.Kind, u.subject.GetNamespace(), u.subject.GetName(), u.subject.GetUID(), attempt)
 }
 
 // veleroOwner is the owner as its Backups name it.
 func (u *Uninstall) veleroOwner() velero.Owner {
 	return velero.Owner{UID: u.subject.GetUID(), Title: u.owner.Title(),
-		Hash: plan.OwnerHash(u.kind.Subject.Kind, u.subject.GetNamespace(), u.subject.GetName())}
+		Hash: decide.OwnerHash(u.kind.Subject.Kind, u.subject.GetNamespace(), u.subject.GetName())}
 }
 
 // gate is the gate's pass on tool, whose objects are in namespace.
@@ -111,7 +111,7 @@ func (u *Uninstall) gate(ctx context.Context, tool backupTool, namespace string)
 		if wait := st.RetryTime.Sub(time.Now()); wait > 0 {
 			// Blocked as the record says, until the next Backup is due.
 			u.poll = wait
-			return false, &plan.Problem{Reason: cmp.Or(u.rec.st.Reason, cleanupv1alpha1.BlockedBackupFailed), Object: "Backup " + st.Name, Message: u.rec.st.Message}
+			return false, &decide.Problem{Reason: cmp.Or(u.rec.st.Reason, cleanupv1alpha1.BlockedBackupFailed), Object: "Backup " + st.Name, Message: u.rec.st.Message}
 		}
 		attempt++
 		st.Attempt, st.RetryTime = attempt, nil
@@ -125,7 +125,7 @@ func (u *Uninstall) gate(ctx context.Context, tool backupTool, namespace string)
 		return u.makeBackup(ctx, tool, namespace, name, attempt)
 	}
 	st := u.noteBackup(namespace, name, attempt, backup.Phase, backup.Items)
-	gate := plan.GateOnBackup(name, backup.Phase)
+	gate := decide.GateOnBackup(name, backup.Phase)
 	now := time.Now()
 	switch {
 	case gate.Problem != nil:
@@ -148,7 +148,7 @@ func (u *Uninstall) gate(ctx context.Context, tool backupTool, namespace string)
 		return false, nil
 	}
 	destroyed, err := u.verifiedDestroyed(ctx, backup, held)
-	var problem *plan.Problem
+	var problem *decide.Problem
 	if errors.As(err, &problem) && problem.Reason == cleanupv1alpha1.BlockedBackupIncomplete {
 		return false, u.backupFailed(st, backup, problem)
 	}
@@ -162,7 +162,7 @@ func (u *Uninstall) gate(ctx context.Context, tool backupTool, namespace string)
 	}
 	verified := metav1.Now()
 	st.Verified, st.VerifiedTime = true, &verified
-	st.Planned, st.Dependents, st.Volumes = int32(len(destroyed.Deleted)), int32(len(destroyed.Dependents)), int32(plan.Snapshots(destroyed.Volumes))
+	st.Planned, st.Dependents, st.Volumes = int32(len(destroyed.Deleted)), int32(len(destroyed.Dependents)), int32(decide.Snapshots(destroyed.Volumes))
 	logr.FromContextOrDiscard(ctx).Info("Velero's Backup holds everything the uninstall will destroy", "backup", klog.KRef(namespace, name),
 		"planned", st.Planned, "dependents", st.Dependents, "volumes", st.Volumes, "items", backup.Items)
 	u.Event(corev1.EventTypeNormal, "BackupVerified", "Backup", "Velero's Backup %s/%s holds all %d objects the uninstall will delete, the %d the garbage collector deletes with them and %d volumes' snapshots (%d items); undo with: %s",
@@ -176,11 +176,11 @@ func (u *Uninstall) gate(ctx context.Context, tool backupTool, namespace string)
 }
 
 // backupFailed blocks on a Backup that failed or came out incomplete
-// (problem), with when the next attempt's Backup is made (plan.RetryBackup).
-func (u *Uninstall) backupFailed(st *cleanupv1alpha1.BackupStatus, backup *velero.Backup, problem *plan.Problem) error {
+// (problem), with when the next attempt's Backup is made (decide.RetryBackup).
+func (u *Uninstall) backupFailed(st *cleanupv1alpha1.BackupStatus, backup *velero.Backup, problem *decide.Problem) error {
 	now := time.Now()
 	attempt := max(st.Attempt, 1)
-	at, p := plan.RetryBackup(plan.FailedBackup{Problem: problem, Attempt: attempt, Next: u.backupName(attempt + 1), Created: backup.Created, Seen: now})
+	at, p := decide.RetryBackup(decide.FailedBackup{Problem: problem, Attempt: attempt, Next: u.backupName(attempt + 1), Created: backup.Created, Seen: now})
 	st.RetryTime = &metav1.Time{Time: at}
 	u.poll = at.Sub(now)
 	return p

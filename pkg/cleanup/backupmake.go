@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // makeBackup makes the uninstall's Backup (named name, at attempt), once
@@ -34,15 +34,15 @@ func (u *Uninstall) makeBackup(ctx context.Context, tool backupTool, namespace, 
 	if err != nil {
 		return false, err
 	}
-	others, err := plan.DeletionsOf(kinds.Items, pluralOf(u.e.Client.RESTMapper()))
+	others, err := decide.DeletionsOf(kinds.Items, pluralOf(u.e.Client.RESTMapper()))
 	if err != nil {
 		return false, fmt.Errorf("naming what the backup must hold: %w", err)
 	}
-	dependents, volumes, err := u.e.scanDependents(ctx, u.settings.Backup.Velero, kinds.kinds, plan.DeletedByKind(kindSet(kinds.kinds), kinds.targets, others))
+	dependents, volumes, err := u.e.scanDependents(ctx, u.settings.Backup.Velero, kinds.kinds, decide.DeletedByKind(kindSet(kinds.kinds), kinds.targets, others))
 	if err != nil {
 		return false, err
 	}
-	content := plan.BackupScopeOfKinds(kinds.kinds, kinds.targets, others, heldWithVolumes(dependents, volumes))
+	content := decide.BackupScopeOfKinds(kinds.kinds, kinds.targets, others, heldWithVolumes(dependents, volumes))
 	if content.Empty() {
 		u.openWithoutBackup(namespace, "", attempt, nil)
 		return true, nil
@@ -62,7 +62,7 @@ func (u *Uninstall) makeBackup(ctx context.Context, tool backupTool, namespace, 
 	log := logr.FromContextOrDiscard(ctx)
 	log.Info("Creating Velero's Backup of what the uninstall will destroy", "backup", klog.KRef(namespace, name), "attempt", attempt,
 		"planTook", time.Since(began).Round(time.Millisecond).String(), "namespaces", content.Namespaces, "resources", content.Resources(),
-		"named", len(content.Named), "volumes", plan.Snapshots(volumes))
+		"named", len(content.Named), "volumes", decide.Snapshots(volumes))
 	if err := tool.CreateBackup(ctx, name, u.veleroOwner(), content, u.settings.Backup.Velero); err != nil {
 		return false, err
 	}
@@ -102,7 +102,7 @@ func namespacesThere(ctx context.Context, r client.Reader) ([]string, error) {
 }
 
 // kindSet are the kinds (Kind.group) of scopes.
-func kindSet(scopes []plan.CRDScope) map[string]bool {
+func kindSet(scopes []decide.CRDScope) map[string]bool {
 	out := make(map[string]bool, len(scopes))
 	for _, s := range scopes {
 		out[s.Kind] = true
@@ -113,11 +113,11 @@ func kindSet(scopes []plan.CRDScope) map[string]bool {
 // heldWithVolumes are the dependents a backup must hold, and the
 // PersistentVolumes of the claims whose data it snapshots (Velero takes a
 // claim's volume with it).
-func heldWithVolumes(dependents []plan.Node, volumes []plan.Volume) []plan.Held {
+func heldWithVolumes(dependents []decide.Node, volumes []decide.Volume) []decide.Held {
 	out := dependents2Held(dependents)
 	for _, v := range volumes {
 		if v.Snapshot {
-			out = append(out, plan.Held{Kind: "PersistentVolume", Resource: "persistentvolumes", Name: v.VolumeName})
+			out = append(out, decide.Held{Kind: "PersistentVolume", Resource: "persistentvolumes", Name: v.VolumeName})
 		}
 	}
 	return out
@@ -134,10 +134,10 @@ func (u *Uninstall) openWithoutBackup(namespace, name string, attempt int32, nam
 }
 
 // describeContent says, for a person, what a Backup includes.
-func describeContent(c plan.BackupContent) string {
+func describeContent(c decide.BackupContent) string {
 	where := fmt.Sprintf("%d namespaces", len(c.Namespaces))
 	switch {
-	case slices.Contains(c.Namespaces, plan.EveryNamespace):
+	case slices.Contains(c.Namespaces, decide.EveryNamespace):
 		where = "every namespace"
 	case len(c.Namespaces) == 1:
 		where = "namespace " + c.Namespaces[0]
@@ -153,7 +153,7 @@ func (u *Uninstall) plannedUninstall(ctx context.Context) (*planned, error) {
 	if err != nil {
 		return nil, err
 	}
-	deletions, err := plan.DeletionsOf(d.Items, pluralOf(u.e.Client.RESTMapper()))
+	deletions, err := decide.DeletionsOf(d.Items, pluralOf(u.e.Client.RESTMapper()))
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (u *Uninstall) planned(ctx context.Context, depth PlanDepth) (*DryRun, erro
 	switch d.Verdict {
 	case VerdictUninstall:
 	case VerdictBlocked:
-		return nil, &plan.Problem{Reason: d.Reason, Object: u.title, Message: d.Message + "; nothing is backed up or deleted before that is fixed"}
+		return nil, &decide.Problem{Reason: d.Reason, Object: u.title, Message: d.Message + "; nothing is backed up or deleted before that is fixed"}
 	case VerdictIncomplete:
 		reason := cleanupv1alpha1.BlockedBackupIncomplete
 		var kinds []string
@@ -183,7 +183,7 @@ func (u *Uninstall) planned(ctx context.Context, depth PlanDepth) (*DryRun, erro
 				reason = cleanupv1alpha1.BlockedForbidden
 			}
 		}
-		return nil, &plan.Problem{Reason: reason, Object: u.title,
+		return nil, &decide.Problem{Reason: reason, Object: u.title,
 			Message: fmt.Sprintf("the uninstall cannot list everything it would delete (%s), so no backup can be shown to hold it: nothing is deleted before one does", strings.Join(kinds, ", "))}
 	default:
 		return nil, fmt.Errorf("planning what the backup must hold: the plan says %s (%s)", d.Verdict, d.Message)

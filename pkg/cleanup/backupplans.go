@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // backupPlans keeps, from the pass that made an uninstall's Backup to the
@@ -24,8 +24,8 @@ type backupPlans struct {
 // instances it deletes (which it lists itself: a scan of its dependents
 // skips them).
 type planned struct {
-	deletions []plan.Held
-	kinds     []plan.CRDScope
+	deletions []decide.Held
+	kinds     []decide.CRDScope
 }
 
 func (b *backupPlans) keep(uid types.UID, p *planned) {

@@ -3,14 +3,14 @@ package cleanup
 import (
 	"testing"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // TestBackupPlans: what the Backup was made of is given once, to the
 // verification.
 func TestBackupPlans(t *testing.T) {
 	var b backupPlans
-	d := &planned{deletions: []plan.Held{{Group: "example.com", Kind: "Widget", Namespace: "a", Name: "w1"}}}
+	d := &planned{deletions: []decide.Held{{Group: "example.com", Kind: "Widget", Namespace: "a", Name: "w1"}}}
 	b.keep("u1", d)
 	if got := b.take("u1"); got != d {
 		t.Errorf("take(u1) = %v, want %v", got, d)

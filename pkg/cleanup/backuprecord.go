@@ -5,7 +5,7 @@ import (
 	"time"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // noteBackup keeps in the record the Backup of attempt as csv-cleaner last
@@ -42,7 +42,7 @@ func backupPoll(running time.Duration) time.Duration {
 // phaseOrNew is a Backup's phase, New before Velero has set one.
 func phaseOrNew(phase string) string {
 	if phase == "" {
-		return plan.BackupPhaseNew
+		return decide.BackupPhaseNew
 	}
 	return phase
 }
@@ -53,12 +53,7 @@ func (u *Uninstall) undoCommand() string {
 }
 
 // UndoCommand is the command that undoes the uninstall of an owner of kind.
-func UndoCommand(kind RecordKind, namespace, name string) string {
-	if kind == CSVs {
-		return fmt.Sprintf("csv-cleaner undo --namespace %s %s", namespace, name)
-	}
-	return "csv-cleaner undo clusterextension " + name
-}
+func UndoCommand(kind RecordKind, namespace, name string) string { return kind.undo(namespace, name) }
 
 // undoNote is what a Completed record and Event say of the backup that
 // gated the uninstall.

@@ -9,8 +9,8 @@ import (
 	"github.com/go-logr/logr"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dependents"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // scanner reads, live, where the dependents of an uninstall are.
@@ -21,15 +21,15 @@ func (e *Engine) scanner() dependents.Scanner {
 // scanDependents reads every object where a dependent of the uninstall's
 // deletions can be (but the instances of kinds, which the plan lists
 // itself, and Events) and follows their ownerReferences from what deleted
-// says the uninstall deletes (plan.Dependents); then decides what the
-// backup must hold of the claims among them (plan.DecideVolume). A kind it
+// says the uninstall deletes (decide.Dependents); then decides what the
+// backup must hold of the claims among them (decide.DecideVolume). A kind it
 // cannot read, or a claim whose data cannot be snapshotted, blocks: no
 // backup could be shown to hold what the garbage collector would delete.
-func (e *Engine) scanDependents(ctx context.Context, v *cleanupv1alpha1.VeleroBackup, kinds []plan.CRDScope, deleted func(plan.OwnerRef, string) bool) ([]plan.Node, []plan.Volume, error) {
+func (e *Engine) scanDependents(ctx context.Context, v *cleanupv1alpha1.VeleroBackup, kinds []decide.CRDScope, deleted func(decide.OwnerRef, string) bool) ([]decide.Node, []decide.Volume, error) {
 	began := time.Now()
 	skip := map[string]bool{"events": true, "events.events.k8s.io": true}
 	for _, k := range kinds {
-		skip[plan.Held{Group: k.GVR.Group, Resource: k.GVR.Resource}.ResourceOf()] = true
+		skip[decide.Held{Group: k.GVR.Group, Resource: k.GVR.Resource}.ResourceOf()] = true
 	}
 	s := e.scanner()
 	scan, err := s.Scan(ctx, func(resource string) bool { return skip[resource] })
@@ -39,12 +39,12 @@ func (e *Engine) scanDependents(ctx context.Context, v *cleanupv1alpha1.VeleroBa
 	if len(scan.Unread) > 0 {
 		return nil, nil, unscanned(scan)
 	}
-	found := plan.Dependents(plan.ClosureInput{Nodes: scan.Nodes, Deleted: deleted})
+	found := decide.Dependents(decide.ClosureInput{Nodes: scan.Nodes, Deleted: deleted})
 	volumes, err := s.Volumes(ctx, found, v)
 	if err != nil {
 		return nil, nil, err
 	}
-	var problems []plan.Problem
+	var problems []decide.Problem
 	for _, vol := range volumes {
 		if vol.Problem != nil {
 			problems = append(problems, *vol.Problem)
@@ -53,21 +53,21 @@ func (e *Engine) scanDependents(ctx context.Context, v *cleanupv1alpha1.VeleroBa
 	logr.FromContextOrDiscard(ctx).V(1).Info("Read the uninstall's dependents", "objects", len(scan.Nodes), "dependents", len(found), "volumes", len(volumes),
 		"took", time.Since(began).Round(time.Millisecond).String())
 	if len(problems) > 0 {
-		return nil, nil, plan.JoinProblems(problems)
+		return nil, nil, decide.JoinProblems(problems)
 	}
 	return found, volumes, nil
 }
 
 // unscanned is the problem of a scan that could not read some kinds.
-func unscanned(scan *dependents.Scan) *plan.Problem {
+func unscanned(scan *dependents.Scan) *decide.Problem {
 	reason, fix := cleanupv1alpha1.BlockedBackupIncomplete, "it goes on by itself once they can be read"
 	if scan.Forbidden {
 		reason, fix = cleanupv1alpha1.BlockedForbidden, "grant csv-cleaner list on them (manifests/velero/dependents.yaml, docs/backup.md#rights)"
 	}
-	return &plan.Problem{Reason: reason, Object: "kinds " + strings.Join(scan.Unread, ", "),
+	return &decide.Problem{Reason: reason, Object: "kinds " + strings.Join(scan.Unread, ", "),
 		Message: fmt.Sprintf("csv-cleaner cannot read %d kinds that can hold objects the garbage collector would delete with the uninstall's deletions (%s), so no backup can be shown to hold everything it destroys: %s",
 			len(scan.Unread), strings.Join(scan.Unread, ", "), fix)}
 }
 
 // dependents2Held are what a backup must hold of dependents.
-func dependents2Held(nodes []plan.Node) []plan.Held { return dependents.Helds(nodes) }
+func dependents2Held(nodes []decide.Node) []decide.Held { return dependents.Helds(nodes) }

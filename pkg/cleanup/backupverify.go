@@ -8,14 +8,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
 
 // backupHeld is what a completed Backup holds, as Velero lists it.
 type backupHeld struct {
 	list    map[string][]string
-	volumes []plan.VolumeBackup
+	volumes []decide.VolumeBackup
 }
 
 // backupHolds reads what a completed Backup holds: its resource list and
@@ -63,19 +63,19 @@ func (u *Uninstall) verifiedDestroyed(ctx context.Context, backup *velero.Backup
 			}
 		}
 		deletions := p.deletions
-		dependents, volumes, err := u.e.scanDependents(ctx, u.settings.Backup.Velero, p.kinds, plan.DeletedByName(deletions))
+		dependents, volumes, err := u.e.scanDependents(ctx, u.settings.Backup.Velero, p.kinds, decide.DeletedByName(deletions))
 		if err != nil {
 			return nil, err
 		}
 		destroyed := slices.Concat(deletions, dependents2Held(dependents))
-		if _, problem := plan.VerifyBackup(backup.Name, held.list, destroyed); problem != nil {
+		if _, problem := decide.VerifyBackup(backup.Name, held.list, destroyed); problem != nil {
 			if !replanned {
 				p = nil
 				continue
 			}
 			return nil, problem
 		}
-		if problem := plan.VerifyVolumes(backup.Name, held.volumes, volumes); problem != nil {
+		if problem := decide.VerifyVolumes(backup.Name, held.volumes, volumes); problem != nil {
 			return nil, problem
 		}
 		return &velero.Destroyed{Owner: u.title, OwnerKind: u.kind.Subject.Kind, OwnerNamespace: u.subject.GetNamespace(), OwnerName: u.subject.GetName(),

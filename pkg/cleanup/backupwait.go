@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // WaitingOnBackup is the pass of an owner's uninstall that only looks at
@@ -23,7 +23,7 @@ import (
 // record not waiting or not written yet, the Backup in another phase,
 // ended or gone, a read that fails) is for a full pass (ok false), which
 // reads it again and reports what it finds.
-func (e *Engine) WaitingOnBackup(ctx context.Context, kind RecordKind, owner client.Object, settings plan.Settings) (requeue time.Duration, ok bool) {
+func (e *Engine) WaitingOnBackup(ctx context.Context, kind RecordKind, owner client.Object, settings decide.Settings) (requeue time.Duration, ok bool) {
 	b := settings.Backup
 	if b == nil || b.Velero == nil || e.pending.has(owner.GetUID()) {
 		return 0, false
@@ -40,7 +40,7 @@ func (e *Engine) WaitingOnBackup(ctx context.Context, kind RecordKind, owner cli
 		st == nil || st.Verified || st.RetryTime != nil || st.Namespace != b.Velero.Namespace {
 		return 0, false
 	}
-	name := plan.BackupName(kind.Subject.Kind, owner.GetNamespace(), owner.GetName(), owner.GetUID(), max(st.Attempt, 1))
+	name := decide.BackupName(kind.Subject.Kind, owner.GetNamespace(), owner.GetName(), owner.GetUID(), max(st.Attempt, 1))
 	if st.Name != name {
 		return 0, false
 	}
@@ -49,7 +49,7 @@ func (e *Engine) WaitingOnBackup(ctx context.Context, kind RecordKind, owner cli
 		log.V(1).Info("Reading the Backup for its wait failed: a full pass follows", "error", err.Error())
 		return 0, false
 	}
-	if backup == nil || backup.Phase != st.Phase || !plan.GateOnBackup(name, backup.Phase).Wait {
+	if backup == nil || backup.Phase != st.Phase || !decide.GateOnBackup(name, backup.Phase).Wait {
 		return 0, false
 	}
 	return backupPoll(time.Since(backup.Created)), true

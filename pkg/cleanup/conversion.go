@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,7 +22,7 @@ import (
 // does once the CSV is gone and no CSV replaces it (operator-lifecycle-manager
 // PR 2832), which csv-cleaner's finalizer would otherwise delay until the
 // operands it cannot list are gone. It reports whether it changed the CRD.
-func (e *Engine) disableConversion(ctx context.Context, u *Uninstall, s *plan.CRDScope, refusal Refusal) (bool, error) {
+func (e *Engine) disableConversion(ctx context.Context, u *Uninstall, s *decide.CRDScope, refusal Refusal) (bool, error) {
 	// The CRD was read live in this pass; its resourceVersion guards the update.
 	crd := s.CRD.DeepCopy()
 	crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}

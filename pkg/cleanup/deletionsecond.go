@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // An operand created in the second of its CSV's (or ClusterExtension's)
@@ -102,26 +102,26 @@ func (d *DeletionSecond) source() string {
 
 // PlanInstances plans a CRD's instances a page at a time, as the run
 // deletes them and the plan prints them: the operands of the deletion's
-// second are looked up at its revision (second) and plan.PlanOperands
+// second are looked up at its revision (second) and decide.PlanOperands
 // decides each page, which fn gets before the next page is read.
-func (g Gatherer) PlanInstances(ctx context.Context, second *DeletionSecond, s *plan.CRDScope, in plan.OperandInput, fn func(plan.OperandPlan) error) error {
+func (g Gatherer) PlanInstances(ctx context.Context, second *DeletionSecond, s *decide.CRDScope, in decide.OperandInput, fn func(decide.OperandPlan) error) error {
 	return g.ForEachPage(ctx, s, func(page []metav1.PartialObjectMetadata) error {
 		atDeletion, err := second.resolve(ctx, s, in.DeletionTime, page)
 		if err != nil {
 			return err
 		}
 		in.Scope, in.Items, in.AtDeletion = *s, page, atDeletion
-		return fn(plan.PlanOperands(in))
+		return fn(decide.PlanOperands(in))
 	})
 }
 
 // resolve returns, for the instances of page created in the deletion's
 // second, whether each existed at the deletion's revision
-// (plan.OperandInput.AtDeletion). It returns nil (each of them of unknown
+// (decide.OperandInput.AtDeletion). It returns nil (each of them of unknown
 // age) when there is no revision or the API server can no longer answer
 // for it; an error only for a failed request.
-func (d *DeletionSecond) resolve(ctx context.Context, s *plan.CRDScope, deletion metav1.Time, page []metav1.PartialObjectMetadata) (map[types.UID]bool, error) {
-	inSecond := plan.InDeletionSecond(page, deletion)
+func (d *DeletionSecond) resolve(ctx context.Context, s *decide.CRDScope, deletion metav1.Time, page []metav1.PartialObjectMetadata) (map[types.UID]bool, error) {
+	inSecond := decide.InDeletionSecond(page, deletion)
 	if len(inSecond) == 0 {
 		return nil, nil
 	}
@@ -236,7 +236,7 @@ func (g Gatherer) StartsDeletion(ctx context.Context, subject client.Object, rev
 // existedAt returns the UIDs of the scope's instances in namespace as they
 // were at revision, listed in pages; nil when the API server can no longer
 // answer for that revision (compacted).
-func (g Gatherer) existedAt(ctx context.Context, s *plan.CRDScope, namespace, revision string) (map[types.UID]bool, error) {
+func (g Gatherer) existedAt(ctx context.Context, s *decide.CRDScope, namespace, revision string) (map[types.UID]bool, error) {
 	uids := map[types.UID]bool{}
 	exact := &metav1.ListOptions{ResourceVersion: revision, ResourceVersionMatch: metav1.ResourceVersionMatchExact}
 	for next := ""; ; {

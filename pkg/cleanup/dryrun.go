@@ -3,7 +3,7 @@ package cleanup
 import (
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // Verdicts of a dry run.
@@ -37,6 +37,9 @@ type DryRun struct {
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message"`
+	// UninstallMessage is the operator author's words to whoever
+	// uninstalls it (a CSV's operator.openshift.io/uninstall-message).
+	UninstallMessage string `json:"uninstallMessage,omitempty"`
 	// Items are listed for an Uninstall, and for a Reinstall skip: what the
 	// uninstall would do once the Subscription is deleted.
 	Items []DryRunItem `json:"items"`
@@ -48,10 +51,10 @@ type DryRun struct {
 	// Dependents are what the garbage collector deletes because the
 	// uninstall deletes its items (their ownerReferences lead there), but
 	// the kinds a controller makes again (Foresee).
-	Dependents []plan.Held `json:"dependents,omitempty"`
+	Dependents []decide.Held `json:"dependents,omitempty"`
 	// Volumes are the PersistentVolumeClaims among the dependents, and what
 	// a backup holds of each one's data.
-	Volumes []plan.Volume `json:"volumes,omitempty"`
+	Volumes []decide.Volume `json:"volumes,omitempty"`
 	// Backup is the backup gate, when the policy asks for a backup (Foresee).
 	Backup *BackupForeseen `json:"backup,omitempty"`
 	// Notes say what the plan could not foresee, and why.
@@ -62,18 +65,18 @@ type DryRun struct {
 	backupPlan *backupPlan
 	// dependentNodes are Dependents as read; dependentsProblem says why they
 	// could not all be read.
-	dependentNodes    []plan.Node
-	dependentsProblem *plan.Problem
+	dependentNodes    []decide.Node
+	dependentsProblem *decide.Problem
 	// problems are what the run would be refused, found so far; they make the verdict Blocked (settle).
-	problems []plan.Problem
+	problems []decide.Problem
 	// accessDenied: csv-cleaner lacks a right on operands, so the run deletes nothing until it has it.
 	accessDenied bool
 	// verdictMessage is the verdict's message before settle.
 	verdictMessage string
 	// kinds are the CRDs whose instances the uninstall deletes, in
 	// targets: the gate's Backup includes them (backupContent).
-	kinds   []plan.CRDScope
-	targets plan.NamespaceSet
+	kinds   []decide.CRDScope
+	targets decide.NamespaceSet
 }
 
 // PlanDepth is how far a plan reads.
@@ -85,13 +88,13 @@ const (
 	PlanAll PlanDepth = iota
 	// PlanKinds reads all but the instances: it says which kinds' instances
 	// the uninstall deletes, and where, as the Backup made before they are
-	// listed includes them (plan.BackupScopeOfKinds).
+	// listed includes them (decide.BackupScopeOfKinds).
 	PlanKinds
 )
 
 // DryRunItem is one object and what the uninstall would do with it: the
-// item pkg/plan decides, which the uninstall carries out.
-type DryRunItem = plan.Item
+// item pkg/decide decides, which the uninstall carries out.
+type DryRunItem = decide.Item
 
 // Count returns how many items have the action.
 func (d *DryRun) Count(action string) int {

@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dependents"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
@@ -45,12 +45,12 @@ type BackupForeseen struct {
 type backupPlan struct {
 	kind     RecordKind
 	subject  client.Object
-	settings *plan.BackupSettings
+	settings *decide.BackupSettings
 }
 
 // PlanBackup notes that the uninstall's deletes wait for a backup
 // (settings.Backup): Foresee then foresees the backup gate. It reads nothing.
-func (d *DryRun) PlanBackup(kind RecordKind, subject client.Object, settings plan.Settings) {
+func (d *DryRun) PlanBackup(kind RecordKind, subject client.Object, settings decide.Settings) {
 	if settings.Backup != nil {
 		d.backupPlan = &backupPlan{kind: kind, subject: subject, settings: settings.Backup}
 	}
@@ -65,14 +65,14 @@ func (d *DryRun) foreseeDependents(ctx context.Context, c client.Client, disc di
 		d.Notes = append(d.Notes, "the dependents the garbage collector would delete were not read")
 		return nil
 	}
-	deletions, err := plan.DeletionsOf(d.Items, pluralOf(c.RESTMapper()))
+	deletions, err := decide.DeletionsOf(d.Items, pluralOf(c.RESTMapper()))
 	if err != nil {
 		d.Notes = append(d.Notes, "the dependents could not be read: "+err.Error())
 		return nil
 	}
 	skip := map[string]bool{"events": true, "events.events.k8s.io": true}
 	for _, k := range d.kinds {
-		skip[plan.Held{Group: k.GVR.Group, Resource: k.GVR.Resource}.ResourceOf()] = true
+		skip[decide.Held{Group: k.GVR.Group, Resource: k.GVR.Resource}.ResourceOf()] = true
 	}
 	s := dependents.Scanner{Discovery: disc, Reader: c}
 	scan, err := s.Scan(ctx, func(r string) bool { return skip[r] })
@@ -84,7 +84,7 @@ func (d *DryRun) foreseeDependents(ctx context.Context, c client.Client, disc di
 		d.Notes = append(d.Notes, "the dependents of these kinds could not be read: "+strings.Join(scan.Unread, ", "))
 		return nil
 	}
-	nodes := plan.Dependents(plan.ClosureInput{Nodes: scan.Nodes, Deleted: plan.DeletedByName(deletions)})
+	nodes := decide.Dependents(decide.ClosureInput{Nodes: scan.Nodes, Deleted: decide.DeletedByName(deletions)})
 	v := &cleanupv1alpha1.VeleroBackup{}
 	if d.backupPlan != nil && d.backupPlan.settings.Velero != nil {
 		v = d.backupPlan.settings.Velero
@@ -105,14 +105,14 @@ func (d *DryRun) foreseeDependents(ctx context.Context, c client.Client, disc di
 // namespace. What would block the gate blocks the plan's verdict.
 func (d *DryRun) foreseeBackup(ctx context.Context, c client.Client, ids []rbac.Identity) error {
 	b := d.backupPlan
-	deletions, err := plan.DeletionsOf(d.Items, pluralOf(c.RESTMapper()))
+	deletions, err := decide.DeletionsOf(d.Items, pluralOf(c.RESTMapper()))
 	if err != nil {
 		d.Notes = append(d.Notes, "the backup could not be foreseen: "+err.Error())
 		return nil
 	}
-	step := &BackupForeseen{Tool: cleanupv1alpha1.BackupToolVelero, Planned: len(deletions), Dependents: len(d.Dependents), Volumes: plan.Snapshots(d.Volumes)}
+	step := &BackupForeseen{Tool: cleanupv1alpha1.BackupToolVelero, Planned: len(deletions), Dependents: len(d.Dependents), Volumes: decide.Snapshots(d.Volumes)}
 	d.Backup = step
-	block := func(p *plan.Problem) {
+	block := func(p *decide.Problem) {
 		step.Reason, step.Message = p.Reason, p.Message
 		d.problems = append(d.problems, *p)
 		d.accessDenied = true // the gate deletes nothing until it opens
@@ -126,9 +126,9 @@ func (d *DryRun) foreseeBackup(ctx context.Context, c client.Client, ids []rbac.
 		return nil
 	}
 	v := velero.Client{Live: c, Namespace: b.settings.Velero.Namespace}
-	content := plan.BackupScopeOfKinds(d.kinds, d.targets, deletions, heldWithVolumes(d.dependentNodes, d.Volumes))
+	content := decide.BackupScopeOfKinds(d.kinds, d.targets, deletions, heldWithVolumes(d.dependentNodes, d.Volumes))
 	step.Namespace, step.Namespaces, step.Resources = v.Namespace, content.Namespaces, content.Resources()
-	step.Name = plan.BackupName(b.kind.Subject.Kind, b.subject.GetNamespace(), b.subject.GetName(), b.subject.GetUID(), 1)
+	step.Name = decide.BackupName(b.kind.Subject.Kind, b.subject.GetNamespace(), b.subject.GetName(), b.subject.GetUID(), 1)
 	step.Message = fmt.Sprintf("a Velero Backup of the %d objects to delete, the %d the garbage collector deletes with them and %d volumes' snapshots is made and verified before the first delete", len(deletions), step.Dependents, step.Volumes)
 	if d.dependentsProblem != nil {
 		block(d.dependentsProblem)
@@ -145,8 +145,8 @@ func (d *DryRun) foreseeBackup(ctx context.Context, c client.Client, ids []rbac.
 }
 
 // foreseeVelero reads the Backup, or else the storage location it would go to.
-func (d *DryRun) foreseeVelero(ctx context.Context, v velero.Client, step *BackupForeseen, block func(*plan.Problem)) error {
-	var problem *plan.Problem
+func (d *DryRun) foreseeVelero(ctx context.Context, v velero.Client, step *BackupForeseen, block func(*decide.Problem)) error {
+	var problem *decide.Problem
 	backup, err := v.Backup(ctx, step.Name)
 	if err == nil && backup == nil {
 		problem, err = v.LocationProblem(ctx, d.backupPlan.settings.Velero.StorageLocation)
@@ -161,7 +161,7 @@ func (d *DryRun) foreseeVelero(ctx context.Context, v velero.Client, step *Backu
 	case backup != nil:
 		step.Phase = backup.Phase
 		step.Message = fmt.Sprintf("Velero's Backup %s/%s exists (%s): the run waits for it and verifies it before the first delete", v.Namespace, step.Name, phaseOrNew(step.Phase))
-		problem = plan.GateOnBackup(step.Name, step.Phase).Problem
+		problem = decide.GateOnBackup(step.Name, step.Phase).Problem
 	}
 	if problem != nil {
 		block(problem)
@@ -171,7 +171,7 @@ func (d *DryRun) foreseeVelero(ctx context.Context, v velero.Client, step *Backu
 
 // foreseeBackupRights asks whether the identities hold the rights the gate
 // uses in Velero's namespace; a right none of them holds blocks.
-func (d *DryRun) foreseeBackupRights(ctx context.Context, c client.Client, ids []rbac.Identity, namespace string, block func(*plan.Problem)) error {
+func (d *DryRun) foreseeBackupRights(ctx context.Context, c client.Client, ids []rbac.Identity, namespace string, block func(*decide.Problem)) error {
 	if len(ids) == 0 {
 		return nil // identities() said why in a note
 	}
@@ -194,7 +194,7 @@ func (d *DryRun) foreseeBackupRights(ctx context.Context, c client.Client, ids [
 		}
 	}
 	if len(missing) > 0 {
-		p := &plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: "Velero's namespace " + namespace,
+		p := &decide.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: "Velero's namespace " + namespace,
 			Message: fmt.Sprintf("csv-cleaner may not %s in namespace %s: apply manifests/velero/role.yaml there (docs/backup.md#rights)", strings.Join(missing, ", "), namespace)}
 		d.Refusals = append(d.Refusals, Foreseen{Kind: "Backup.velero.io", Reason: p.Reason, Object: p.Object, Message: p.Message})
 		block(p)

@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // Instances is what a plan's AddInstances decides: the instances of the
@@ -16,13 +16,13 @@ import (
 type Instances struct {
 	// Subject is the CSV or the ClusterExtension; its record holds the deletion's revision.
 	Subject client.Object
-	Scopes  []plan.CRDScope
-	Decide  plan.OperandInput
-	// Settings are the policy's, for the conversion step (plan.ConversionFate).
-	Settings plan.Settings
+	Scopes  []decide.CRDScope
+	Decide  decide.OperandInput
+	// Settings are the policy's, for the conversion step (decide.ConversionFate).
+	Settings decide.Settings
 	// OperatorUnavailable says why the operator is unavailable, nil while it
 	// runs; read only when a kind's conversion webhook fails.
-	OperatorUnavailable func(context.Context) (*plan.Problem, error)
+	OperatorUnavailable func(context.Context) (*decide.Problem, error)
 	// Depth PlanKinds lists no instance: the plan keeps the kinds whose
 	// instances the uninstall deletes (those not kept whole), and where.
 	Depth PlanDepth
@@ -66,7 +66,7 @@ func (d *DryRun) AddInstances(ctx context.Context, g Gatherer, in Instances) (ma
 		return nil, err
 	}
 	if in.Decide.Orphan == "" && d.Verdict == VerdictUninstall {
-		d.foresight = &foresight{scopes: append([]plan.CRDScope(nil), in.Scopes...), onTimeout: in.Decide.Timeout.OnTimeout, converting: map[string]bool{}}
+		d.foresight = &foresight{scopes: append([]decide.CRDScope(nil), in.Scopes...), onTimeout: in.Decide.Timeout.OnTimeout, converting: map[string]bool{}}
 	}
 	r := kindReader{g: g, in: in, second: g.DeletionSecond(in.Subject, revision, from)}
 	keptKinds := map[string]bool{}
@@ -99,14 +99,14 @@ type kindReader struct {
 	in     Instances
 	second *DeletionSecond
 	// unavailable is the operator's unavailability, read once when first needed.
-	unavailable     *plan.Problem
+	unavailable     *decide.Problem
 	unavailableRead bool
 }
 
 // read plans the instances of one kind at the scope's version; the items
 // are returned only when every page was read.
-func (r *kindReader) read(ctx context.Context, s *plan.CRDScope) (items []plan.Item, kept bool, _ error) {
-	err := r.g.PlanInstances(ctx, r.second, s, r.in.Decide, func(decided plan.OperandPlan) error {
+func (r *kindReader) read(ctx context.Context, s *decide.CRDScope) (items []decide.Item, kept bool, _ error) {
+	err := r.g.PlanInstances(ctx, r.second, s, r.in.Decide, func(decided decide.OperandPlan) error {
 		items = append(items, decided.Items...)
 		kept = kept || len(decided.KeptRefs) > 0
 		return nil
@@ -115,7 +115,7 @@ func (r *kindReader) read(ctx context.Context, s *plan.CRDScope) (items []plan.I
 }
 
 // operatorUnavailable reads once whether the operator is unavailable.
-func (r *kindReader) operatorUnavailable(ctx context.Context) (*plan.Problem, error) {
+func (r *kindReader) operatorUnavailable(ctx context.Context) (*decide.Problem, error) {
 	if !r.unavailableRead && r.in.OperatorUnavailable != nil {
 		p, err := r.in.OperatorUnavailable(ctx)
 		if err != nil {
@@ -128,7 +128,7 @@ func (r *kindReader) operatorUnavailable(ctx context.Context) (*plan.Problem, er
 
 // unreadable plans a kind whose listing failed with err as the run meets
 // it. A conversion webhook that fails is turned off first when
-// plan.ConversionFate says so (an Update item), else the kind blocks the
+// decide.ConversionFate says so (an Update item), else the kind blocks the
 // run; either way the instances are read, where they can be, at a version
 // they are stored at, which needs no conversion. A refusal of another kind
 // blocks the run as it would (unless onTimeout: Orphan keeps the kind
@@ -154,7 +154,7 @@ func (d *DryRun) unreadable(ctx context.Context, r *kindReader, i int, listErr e
 		if err != nil {
 			return err
 		}
-		if it, ok := plan.ConversionFate(*s, r.in.Settings, gone != nil); ok {
+		if it, ok := decide.ConversionFate(*s, r.in.Settings, gone != nil); ok {
 			d.Items = append(d.Items, it)
 			if d.foresight != nil {
 				d.foresight.converting[s.Name] = true
@@ -175,7 +175,7 @@ func (d *DryRun) unreadable(ctx context.Context, r *kindReader, i int, listErr e
 	}
 	// Read at a version the objects are stored at: no conversion is needed
 	// there, and the metadata the decisions read is the same at every version.
-	for _, v := range plan.StoredVersions(*s) {
+	for _, v := range decide.StoredVersions(*s) {
 		at := *s
 		at.GVR.Version = v
 		items, _, err := r.read(ctx, &at)
@@ -208,7 +208,7 @@ func (d *DryRun) settle() {
 	}
 	switch {
 	case len(d.problems) > 0:
-		joined := plan.JoinProblems(d.problems)
+		joined := decide.JoinProblems(d.problems)
 		then := "the other items would be deleted and the uninstall would stay Blocked on these"
 		if d.accessDenied {
 			then = "nothing would be deleted until then; the items are what the uninstall would do once it may"

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // Engine is what every owner's uninstall shares: the record, attempts and
@@ -33,7 +33,7 @@ type Engine struct {
 	Recorder events.EventRecorder
 	// Finalizers names the finalizer (and legacy names) this instance places
 	// on what it uninstalls.
-	Finalizers plan.Finalizers
+	Finalizers decide.Finalizers
 	// DeleteWorkers is how many deletes one uninstall has in flight; the
 	// client's rate limit still applies.
 	DeleteWorkers int
@@ -53,7 +53,7 @@ type Engine struct {
 
 // New makes the engine of a manager built from a config ClientConfig
 // prepared: its clients, and an Event recorder that retries in place.
-func New(mgr ctrl.Manager, finalizers plan.Finalizers, deleteWorkers int) (*Engine, error) {
+func New(mgr ctrl.Manager, finalizers decide.Finalizers, deleteWorkers int) (*Engine, error) {
 	meta, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("creating the metadata client: %w", err)

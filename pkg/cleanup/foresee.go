@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
@@ -32,7 +32,7 @@ type Foreseen struct {
 // foresight is what a plan keeps for Foresee: the kinds the run would
 // check and delete, and what onTimeout asks of them.
 type foresight struct {
-	scopes    []plan.CRDScope
+	scopes    []decide.CRDScope
 	onTimeout cleanupv1alpha1.TimeoutAction
 	// converting are the CRDs (by name) whose conversion the run sets to None first.
 	converting map[string]bool
@@ -53,7 +53,7 @@ type foresight struct {
 // when it is given (--service-account), else the identities of the operand
 // bindings csv-cleaner makes for itself at every start (whatever its
 // ServiceAccount is called, or the kubeconfig user it runs as;
-// rbac.RunningIdentities), judged together by plan.JudgeDenials. An
+// rbac.RunningIdentities), judged together by decide.JudgeDenials. An
 // identity the plan cannot find, or that does not exist, is a note: the
 // rights are then not foreseen, and the verdict does not say Blocked for
 // them.
@@ -138,7 +138,7 @@ func (d *DryRun) identities(ctx context.Context, c client.Reader, serviceAccount
 // foreseeAccess asks, for each identity, what the run checks of itself
 // before its first delete, and judges the answers together.
 func (d *DryRun) foreseeAccess(ctx context.Context, c client.Client, ids []rbac.Identity) error {
-	judged := make([]plan.IdentityDenials, 0, len(ids))
+	judged := make([]decide.IdentityDenials, 0, len(ids))
 	for _, id := range ids {
 		access, err := operandAccessOf(ctx, d.foresight.scopes, d.foresight.onTimeout, accessOf(c, id))
 		if apierrors.IsForbidden(err) {
@@ -148,9 +148,9 @@ func (d *DryRun) foreseeAccess(ctx context.Context, c client.Client, ids []rbac.
 		if err != nil {
 			return err
 		}
-		judged = append(judged, plan.IdentityDenials{Identity: id.String() + " (" + id.From + ")", Decisive: id.GroupsKnown, Denied: access.denied})
+		judged = append(judged, decide.IdentityDenials{Identity: id.String() + " (" + id.From + ")", Decisive: id.GroupsKnown, Denied: access.denied})
 	}
-	refusals, notes := plan.JudgeDenials(judged)
+	refusals, notes := decide.JudgeDenials(judged)
 	for _, p := range refusals {
 		d.Refusals = append(d.Refusals, Foreseen{Kind: p.Object, Reason: p.Reason, Message: p.Message})
 		d.problems = append(d.problems, p)
@@ -164,13 +164,13 @@ func (d *DryRun) foreseeAccess(ctx context.Context, c client.Client, ids []rbac.
 // the scope's kind that the plan deletes, and returns what the run's record
 // would say of its refusal; nil when it would be accepted, or could not be
 // asked (a note says why).
-func (d *DryRun) dryRunDelete(ctx context.Context, c client.Client, s *plan.CRDScope) (*plan.Problem, error) {
+func (d *DryRun) dryRunDelete(ctx context.Context, c client.Client, s *decide.CRDScope) (*decide.Problem, error) {
 	if s.CRD == nil {
 		return nil, nil
 	}
 	i := -1
 	for j, it := range d.Items {
-		if it.Kind == s.Kind && it.Action == plan.ActionDelete && it.Reason == plan.DeleteOwnedOperand {
+		if it.Kind == s.Kind && it.Action == decide.ActionDelete && it.Reason == decide.DeleteOwnedOperand {
 			i = j
 			break
 		}
@@ -210,8 +210,8 @@ func (d *DryRun) dryRunDelete(ctx context.Context, c client.Client, s *plan.CRDS
 // in every namespace (a SubjectAccessReview: as the run's
 // SelfSubjectAccessReview, but for csv-cleaner's identity rather than the
 // caller).
-func accessOf(c client.Client, id rbac.Identity) func(context.Context, plan.CRDScope, string) (bool, error) {
-	return func(ctx context.Context, s plan.CRDScope, verb string) (bool, error) {
+func accessOf(c client.Client, id rbac.Identity) func(context.Context, decide.CRDScope, string) (bool, error) {
+	return func(ctx context.Context, s decide.CRDScope, verb string) (bool, error) {
 		review := rbac.AccessReview(id, authorizationv1.ResourceAttributes{Verb: verb, Group: s.GVR.Group, Resource: s.GVR.Resource})
 		if err := c.Create(ctx, review); err != nil {
 			return false, fmt.Errorf("asking whether %s may %s %s: %w", id, verb, s.GVR.GroupResource(), err)

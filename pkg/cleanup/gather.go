@@ -7,14 +7,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get
 
 // Gatherer is the one reader of the cluster behind every decision of
-// pkg/plan: the uninstall and `csv-cleaner plan` both read their inputs
+// pkg/decide: the uninstall and `csv-cleaner plan` both read their inputs
 // through it, and it can only read.
 type Gatherer struct {
 	// Live reads from the API server, for every decision that deletes something.
@@ -33,7 +33,7 @@ const listPageSize = 500
 
 // ForEachPage lists every instance of a CRD in scope, metadata only, live,
 // and hands each page to fn before it reads the next.
-func (g Gatherer) ForEachPage(ctx context.Context, s *plan.CRDScope, fn func([]metav1.PartialObjectMetadata) error) error {
+func (g Gatherer) ForEachPage(ctx context.Context, s *decide.CRDScope, fn func([]metav1.PartialObjectMetadata) error) error {
 	newList := func() *metav1.PartialObjectMetadataList {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind + "List"))
@@ -47,7 +47,7 @@ func (g Gatherer) ForEachPage(ctx context.Context, s *plan.CRDScope, fn func([]m
 }
 
 // InstancesLeft reports whether any instance of a CRD in scope is left.
-func (g Gatherer) InstancesLeft(ctx context.Context, s *plan.CRDScope) (bool, error) {
+func (g Gatherer) InstancesLeft(ctx context.Context, s *decide.CRDScope) (bool, error) {
 	left := &metav1.PartialObjectMetadataList{}
 	left.SetGroupVersionKind(s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind + "List"))
 	if err := g.Live.List(ctx, left, client.Limit(1)); err != nil {

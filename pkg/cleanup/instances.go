@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/go-logr/logr"
 )
 
@@ -19,14 +19,14 @@ import (
 // CSV and of a ClusterExtension share: for the CRDs in u.scopes, with
 // targets, it checks csv-cleaner's rights (a missing one blocks before
 // anything is deleted), runs a pass and decides what it leaves.
-func (e *Engine) deleteInstances(ctx context.Context, u *Uninstall, targets plan.NamespaceSet) (bool, error) {
+func (e *Engine) deleteInstances(ctx context.Context, u *Uninstall, targets decide.NamespaceSet) (bool, error) {
 	access, err := e.checkOperandAccess(ctx, u.scopes, u.settings.OnTimeout)
 	if err != nil || access.problem != nil {
-		return false, errors.Join(err, plan.AsError(access.problem))
+		return false, errors.Join(err, decide.AsError(access.problem))
 	}
 	round := &operandRound{e: e, u: u, second: e.gather().DeletionSecond(u.subject, u.rec.st.DeletionRevision, u.rec.st.DeletionRevisionFrom)}
-	decide := plan.OperandInput{Targets: targets, DeletionTime: metav1.NewTime(u.deletion), Timeout: u.timeout(), Backed: u.backed()}
-	err = round.run(ctx, u.scopes, decide, access)
+	in := decide.OperandInput{Targets: targets, DeletionTime: metav1.NewTime(u.deletion), Timeout: u.timeout(), Backed: u.backed()}
+	err = round.run(ctx, u.scopes, in, access)
 	// A revision searched for in this pass is kept, found or not: the next
 	// passes use it, or no longer search (compaction only moves on).
 	u.rec.st.DeletionRevision, u.rec.st.DeletionRevisionFrom = round.second.Found()
@@ -44,7 +44,7 @@ func (e *Engine) deleteInstances(ctx context.Context, u *Uninstall, targets plan
 }
 
 // countKept records every instance of the owned CRDs as kept for reason
-// (plan.GateOperands' orphan), as plan.PlanOperands decides it.
+// (decide.GateOperands' orphan), as decide.PlanOperands decides it.
 func (e *Engine) countKept(ctx context.Context, u *Uninstall, reason string) error {
 	for i := range u.scopes {
 		s := &u.scopes[i]
@@ -53,7 +53,7 @@ func (e *Engine) countKept(ctx context.Context, u *Uninstall, reason string) err
 		}
 		kept := map[string]int{reason: 0}
 		err := e.gather().ForEachPage(ctx, s, func(page []metav1.PartialObjectMetadata) error {
-			decided := plan.PlanOperands(plan.OperandInput{Scope: *s, Orphan: reason, Items: page})
+			decided := decide.PlanOperands(decide.OperandInput{Scope: *s, Orphan: reason, Items: page})
 			kept[reason] += decided.Kept[reason]
 			u.rec.keep(decided.KeptRefs...)
 			return nil
@@ -111,20 +111,20 @@ type operandRound struct {
 	// conversionDisabled: a CRD's dead conversion webhook was turned off.
 	conversionDisabled bool
 	// unavailable is whether the operator is unavailable, read once a pass when first needed.
-	unavailable      *plan.Problem
+	unavailable      *decide.Problem
 	availabilityRead bool
 }
 
 // waitingKind is what a pass left of one kind.
 type waitingKind struct {
-	scope *plan.CRDScope
+	scope *decide.CRDScope
 	pass  operandPass
 	// refused are what the API server refused: objects, or the kind's list.
 	refused []refusedObject
 }
 
 // operatorUnavailable reads once a pass whether the operator is unavailable.
-func (o *operandRound) operatorUnavailable(ctx context.Context) (*plan.Problem, error) {
+func (o *operandRound) operatorUnavailable(ctx context.Context) (*decide.Problem, error) {
 	if !o.availabilityRead {
 		p, err := o.u.operatorUnavailable(ctx)
 		if err != nil {
@@ -139,7 +139,7 @@ func (o *operandRound) operatorUnavailable(ctx context.Context) (*plan.Problem, 
 // The kinds are listed and deleted at once, on DeleteWorkers slots in all,
 // so that no kind waits for the last deletes of another; what each came to
 // is then recorded in the scopes' order.
-func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide plan.OperandInput, access operandAccess) error {
+func (o *operandRound) run(ctx context.Context, scopes []decide.CRDScope, in decide.OperandInput, access operandAccess) error {
 	e, u := o.e, o.u
 	type result struct {
 		pass operandPass
@@ -154,7 +154,7 @@ func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide p
 			wg.Go(func() {
 				kinds <- struct{}{}
 				defer func() { <-kinds }()
-				results[i].pass, results[i].err = e.deleteOperands(ctx, s, decide, o.second, slots)
+				results[i].pass, results[i].err = e.deleteOperands(ctx, s, in, o.second, slots)
 			})
 		}
 	}
@@ -172,12 +172,12 @@ func (o *operandRound) run(ctx context.Context, scopes []plan.CRDScope, decide p
 		}
 		pass, err := results[i].pass, results[i].err
 		if refusal, ok := ClassifyRefusal(err); ok {
-			if refusal.Reason == cleanupv1alpha1.BlockedConversionFailed && plan.MayDisableConversion(*s, u.settings) {
+			if refusal.Reason == cleanupv1alpha1.BlockedConversionFailed && decide.MayDisableConversion(*s, u.settings) {
 				gone, err := o.operatorUnavailable(ctx)
 				if err != nil {
 					return err
 				}
-				if _, disable := plan.ConversionFate(*s, u.settings, gone != nil); disable {
+				if _, disable := decide.ConversionFate(*s, u.settings, gone != nil); disable {
 					changed, err := e.disableConversion(ctx, u, s, refusal)
 					if err != nil {
 						return err
@@ -272,7 +272,7 @@ func (e *Engine) settleRound(ctx context.Context, u *Uninstall, o *operandRound)
 			return false, unavailable
 		}
 		first := o.blocking[0]
-		return false, &plan.Problem{Reason: cleanupv1alpha1.BlockedOperandsRemaining, Object: first.Kind + " " + first.Namespace + "/" + first.Name,
+		return false, &decide.Problem{Reason: cleanupv1alpha1.BlockedOperandsRemaining, Object: first.Kind + " " + first.Namespace + "/" + first.Name,
 			Message: fmt.Sprintf("%d operands still exist after operandTimeout %s, held by finalizers that nobody removes; see status.blocking, or set onTimeout to RemoveFinalizers or Orphan", len(o.blocking), u.settings.OperandTimeout)}
 	}
 }
@@ -280,7 +280,7 @@ func (e *Engine) settleRound(ctx context.Context, u *Uninstall, o *operandRound)
 // removeFinalizersOnTimeout strips the finalizers of the operands still
 // waiting, an Event on each; what the API server refuses to delete stays,
 // and the uninstall stays Blocked on it.
-func (e *Engine) removeFinalizersOnTimeout(ctx context.Context, u *Uninstall, waiting []waitingKind, refusedProblem *plan.Problem) error {
+func (e *Engine) removeFinalizersOnTimeout(ctx context.Context, u *Uninstall, waiting []waitingKind, refusedProblem *decide.Problem) error {
 	for _, w := range waiting {
 		if len(w.pass.remaining) == 0 {
 			continue
@@ -288,7 +288,7 @@ func (e *Engine) removeFinalizersOnTimeout(ctx context.Context, u *Uninstall, wa
 		gvk := w.scope.GVR.GroupVersion().WithKind(w.scope.CRD.Spec.Names.Kind)
 		stripped, err := e.stripFinalizers(ctx, gvk, w.pass.remaining)
 		if refusal, ok := ClassifyRefusal(err); ok {
-			err = &plan.Problem{Reason: refusal.Reason, Object: w.scope.Kind,
+			err = &decide.Problem{Reason: refusal.Reason, Object: w.scope.Kind,
 				Message: fmt.Sprintf("onTimeout RemoveFinalizers: the API server refused to remove the finalizers of %s objects: %s; %s", w.scope.Kind, refusal.Message, refusal.advice())}
 		}
 		for i := range stripped {
@@ -347,7 +347,7 @@ type refusedOperand struct {
 
 // refusalProblem blocks an uninstall on what the API server refused, named
 // by the first refused object and what refused it; nil when nothing was.
-func refusalProblem(refused []refusedOperand) *plan.Problem {
+func refusalProblem(refused []refusedOperand) *decide.Problem {
 	if len(refused) == 0 {
 		return nil
 	}
@@ -357,9 +357,9 @@ func refusalProblem(refused []refusedOperand) *plan.Problem {
 		object, verb = first.kind+" "+path(first.obj.Namespace, first.obj.Name), "delete"
 	}
 	if first.refusal.Reason == cleanupv1alpha1.BlockedForbidden {
-		return &plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: object, Message: first.refusal.Message}
+		return &decide.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: object, Message: first.refusal.Message}
 	}
-	return &plan.Problem{Reason: first.refusal.Reason, Object: object,
+	return &decide.Problem{Reason: first.refusal.Reason, Object: object,
 		Message: fmt.Sprintf("the API server refused %d of csv-cleaner's requests on operands (first: to %s %s): %s; %s",
 			len(refused), verb, object, first.refusal.Message, first.refusal.advice())}
 }

@@ -53,7 +53,7 @@ var (
 
 	failedAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "csv_cleaner_failed_attempts_total",
-		Help: "Attempts (reconciles) that failed with an error and are tried again after a backoff capped at 10 s, by controller and by the step that failed (read, classify, record, operands, clusterObjects, crds, release, manage).",
+		Help: "Attempts (reconciles) that failed with an error and are tried again after a backoff capped at 10 s, by controller and by the step that failed (read, classify, record, backup, consolePlugins, operands, clusterObjects, crds, release, manage).",
 	}, []string{"controller", "step"})
 	clientRetries = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "csv_cleaner_client_retries_total",

@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // csv-cleaner holds no right on operands of its own: it lists, deletes and
@@ -40,17 +40,17 @@ type operandPass struct {
 // deleteOperands plans and deletes one owned CRD's instances a page at a
 // time: an uninstall holds a few pages of them in memory whatever its size.
 // The next page is listed and planned while the deletes of the last one run,
-// on the same workers. plan.PlanOperands decides each instance on its own, so a
+// on the same workers. decide.PlanOperands decides each instance on its own, so a
 // page's plan is the plan of its instances. Each delete takes one of slots,
 // which the kinds of one uninstall share.
-func (e *Engine) deleteOperands(ctx context.Context, s *plan.CRDScope, in plan.OperandInput, second *DeletionSecond, slots chan struct{}) (operandPass, error) {
+func (e *Engine) deleteOperands(ctx context.Context, s *decide.CRDScope, in decide.OperandInput, second *DeletionSecond, slots chan struct{}) (operandPass, error) {
 	pass := operandPass{kept: map[string]int{}}
 	gvk := s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind)
 	planned := make(chan []metav1.PartialObjectMetadata)
 	var listErr error
 	go func() {
 		defer close(planned)
-		listErr = e.gather().PlanInstances(ctx, second, s, in, func(decided plan.OperandPlan) error {
+		listErr = e.gather().PlanInstances(ctx, second, s, in, func(decided decide.OperandPlan) error {
 			for reason, n := range decided.Kept {
 				pass.kept[reason] += n
 			}

@@ -2,16 +2,16 @@ package cleanup
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // Owner is what the engine knows of what it uninstalls, a CSV or a
@@ -27,7 +27,7 @@ type Owner interface {
 	// Record is the kind of its record.
 	Record() RecordKind
 	// OperatorUnavailable says why its operator is unavailable, nil while it runs.
-	OperatorUnavailable(ctx context.Context) (*plan.Problem, error)
+	OperatorUnavailable(ctx context.Context) (*decide.Problem, error)
 	// DeleteRefusingWebhooks deletes, while its operator is unavailable, its
 	// own webhook configurations that hold a webhook of sources, which
 	// refused csv-cleaner's deletes, and returns how many it deleted.
@@ -43,7 +43,8 @@ type Owner interface {
 
 // RecordKind is a kind of owner and of its uninstall record: a CSV has a
 // CSVCleanup of its namespace and name, a ClusterExtension an
-// ExtensionCleanup of its name.
+// ExtensionCleanup of its name. It brings everything that differs between
+// the two, so that the engine branches on neither.
 type RecordKind struct {
 	// Kind names the owner's kind, as the uninstall metrics label it.
 	Kind string
@@ -52,42 +53,37 @@ type RecordKind struct {
 	Controller string
 	// Subject is the owner's kind.
 	Subject schema.GroupVersionKind
+	// empty is an empty record, to be read into.
+	empty func() recordObject
+	// create is the record of an owner, as it is created.
+	create func(owner client.Object) recordObject
+	// undo is the command that undoes the uninstall of the owner namespace/name.
+	undo func(namespace, name string) string
 }
 
 // The two kinds csv-cleaner uninstalls.
 var (
-	CSVs       = RecordKind{Kind: KindCSV, Controller: "clusterserviceversion", Subject: objects.CSVKind}
-	Extensions = RecordKind{Kind: KindExtension, Controller: "clusterextension", Subject: objects.ExtensionKind}
+	CSVs = RecordKind{Kind: KindCSV, Controller: "clusterserviceversion", Subject: objects.CSVKind,
+		empty: func() recordObject { return &cleanupv1alpha1.CSVCleanup{} },
+		create: func(owner client.Object) recordObject {
+			return &cleanupv1alpha1.CSVCleanup{
+				ObjectMeta: metav1.ObjectMeta{Name: owner.GetName(), Namespace: owner.GetNamespace()},
+				Spec:       cleanupv1alpha1.CSVCleanupSpec{CSVName: owner.GetName(), CSVNamespace: owner.GetNamespace()},
+			}
+		},
+		undo: func(namespace, name string) string {
+			return fmt.Sprintf("csv-cleaner undo --namespace %s %s", namespace, name)
+		},
+	}
+	Extensions = RecordKind{Kind: KindExtension, Controller: "clusterextension", Subject: objects.ExtensionKind,
+		empty: func() recordObject { return &cleanupv1alpha1.ExtensionCleanup{} },
+		create: func(owner client.Object) recordObject {
+			return &cleanupv1alpha1.ExtensionCleanup{ObjectMeta: metav1.ObjectMeta{Name: owner.GetName()},
+				Spec: cleanupv1alpha1.ExtensionCleanupSpec{ClusterExtensionName: owner.GetName()}}
+		},
+		undo: func(_, name string) string { return "csv-cleaner undo clusterextension " + name },
+	}
 )
-
-// empty is an empty record of the kind, to be read into.
-func (k RecordKind) empty() recordObject {
-	if k == CSVs {
-		return &cleanupv1alpha1.CSVCleanup{}
-	}
-	return &cleanupv1alpha1.ExtensionCleanup{}
-}
-
-// create is the record of an owner, as it is created.
-func (k RecordKind) create(owner client.Object) recordObject {
-	if k == CSVs {
-		return &cleanupv1alpha1.CSVCleanup{
-			ObjectMeta: metav1.ObjectMeta{Name: owner.GetName(), Namespace: owner.GetNamespace()},
-			Spec:       cleanupv1alpha1.CSVCleanupSpec{CSVName: owner.GetName(), CSVNamespace: owner.GetNamespace()},
-		}
-	}
-	return &cleanupv1alpha1.ExtensionCleanup{ObjectMeta: metav1.ObjectMeta{Name: owner.GetName()},
-		Spec: cleanupv1alpha1.ExtensionCleanupSpec{ClusterExtensionName: owner.GetName()}}
-}
 
 // subject is an empty metadata-only owner of the kind.
 func (k RecordKind) subject() *metav1.PartialObjectMetadata { return objects.Metadata(k.Subject) }
-
-// kindOfKey is the kind of owner a controller's key names: a CSV's has a
-// namespace, a ClusterExtension's has none.
-func kindOfKey(key types.NamespacedName) RecordKind {
-	if key.Namespace == "" {
-		return Extensions
-	}
-	return CSVs
-}

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 )
@@ -75,3 +76,16 @@ func afresh(obj recordObject, uid types.UID) recordObject {
 	}
 	panic("no uninstall record")
 }
+
+// Releasing lets through the records (of either kind) that say Releasing:
+// each controller watches its records with it, so that one left Releasing
+// by a csv-cleaner that stopped after the release is completed by the next.
+var Releasing = predicate.NewPredicateFuncs(func(obj client.Object) bool {
+	switch o := obj.(type) {
+	case *cleanupv1alpha1.CSVCleanup:
+		return o.Status.Phase == cleanupv1alpha1.PhaseReleasing
+	case *cleanupv1alpha1.ExtensionCleanup:
+		return o.Status.Phase == cleanupv1alpha1.PhaseReleasing
+	}
+	return false
+})

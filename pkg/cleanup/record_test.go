@@ -7,7 +7,7 @@ import (
 	"time"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 func TestRecordCountAcrossPasses(t *testing.T) {
@@ -49,7 +49,7 @@ func TestRecordBlockingIsBounded(t *testing.T) {
 func TestRequeueAfter(t *testing.T) {
 	deleted := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	u := func(elapsed, timeout time.Duration) *Uninstall {
-		return &Uninstall{deletion: deleted, now: deleted.Add(elapsed), settings: plan.Settings{OperandTimeout: timeout}}
+		return &Uninstall{deletion: deleted, now: deleted.Add(elapsed), settings: decide.Settings{OperandTimeout: timeout}}
 	}
 	tests := []struct {
 		name             string

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // Uninstall is one pass of an owner's uninstall, with its record open.
@@ -37,11 +37,11 @@ type Uninstall struct {
 	title   string
 	// deletion is its deletionTimestamp.
 	deletion time.Time
-	settings plan.Settings
+	settings decide.Settings
 	rec      *record
 	now      time.Time
 	// scopes are the CRDs whose instances the uninstall deals with.
-	scopes []plan.CRDScope
+	scopes []decide.CRDScope
 	// waitNote, when set, says what a step that is not done waits for;
 	// poll, when set, is how soon the pass looks again (the backup gate).
 	waitNote string
@@ -52,7 +52,7 @@ type Uninstall struct {
 // exist, started afresh when it belongs to an earlier owner of the same
 // name) for one pass under settings. createFirst creates the record before
 // reading it, for a deletion just seen.
-func (e *Engine) Open(ctx context.Context, owner Owner, settings plan.Settings, now time.Time, createFirst bool) (*Uninstall, error) {
+func (e *Engine) Open(ctx context.Context, owner Owner, settings decide.Settings, now time.Time, createFirst bool) (*Uninstall, error) {
 	obj := owner.Object()
 	rec, err := e.openRecord(ctx, owner.Record(), obj, createFirst)
 	if err != nil {
@@ -76,13 +76,16 @@ func (u *Uninstall) observe() { progress.observe(u.key(), u.rec.st) }
 type Start struct {
 	// Policy is the CleanupPolicy's name.
 	Policy string
-	// Why is what the deletion is (plan.Verdict's message).
+	// Why is what the deletion is (decide.Verdict's message).
 	Why string
 	// About says, for a person, what the uninstall is about to do.
 	About string
 	// Warning, when not empty, goes into the record's message and a Warning
 	// Event of reason WarnReason, once.
 	WarnReason, Warning string
+	// UninstallMessage is the operator author's words to whoever uninstalls
+	// it; the record keeps them.
+	UninstallMessage string
 }
 
 // Start marks the uninstall as under way, once (the record's startTime),
@@ -119,6 +122,7 @@ func (u *Uninstall) Start(ctx context.Context, s Start) error {
 			msg = s.Warning + "; " + msg
 		}
 		u.rec.deleting(msg)
+		u.rec.st.UninstallMessage = s.UninstallMessage
 		err := u.e.save(ctx, u.rec)
 		if err == nil {
 			turn.started = true
@@ -159,7 +163,7 @@ func (u *Uninstall) sendStarted(s Start) {
 }
 
 // Step is one idempotent step of an uninstall. done is false while it
-// waits on the cluster; a *plan.Problem error (or a refusal) blocks the
+// waits on the cluster; a *decide.Problem error (or a refusal) blocks the
 // uninstall until it is fixed; another error fails the attempt.
 type Step struct {
 	// Name names the step in the record's messages.
@@ -182,10 +186,10 @@ func (u *Uninstall) Run(ctx context.Context, steps ...Step) (proceed bool, res c
 	defer u.observe()
 	for _, s := range steps {
 		done, err := s.Run(ctx)
-		var problem *plan.Problem
+		var problem *decide.Problem
 		if refusal, ok := ClassifyRefusal(err); ok && !errors.As(err, &problem) {
 			// A request of this step that the API server refuses is never silent.
-			err = &plan.Problem{Reason: refusal.Reason, Object: "step " + s.Name, Message: err.Error() + "; " + refusal.advice()}
+			err = &decide.Problem{Reason: refusal.Reason, Object: "step " + s.Name, Message: err.Error() + "; " + refusal.advice()}
 		}
 		switch {
 		case errors.As(err, &problem):
@@ -318,37 +322,37 @@ func (e *Engine) FinishRelease(ctx context.Context, kind RecordKind, key types.N
 }
 
 // Scopes sets the CRDs whose instances the uninstall deals with.
-func (u *Uninstall) Scopes(scopes []plan.CRDScope) { u.scopes = scopes }
+func (u *Uninstall) Scopes(scopes []decide.CRDScope) { u.scopes = scopes }
 
 // CRDScopes are the CRDs whose instances the uninstall deals with.
-func (u *Uninstall) CRDScopes() []plan.CRDScope { return u.scopes }
+func (u *Uninstall) CRDScopes() []decide.CRDScope { return u.scopes }
 
 // KindsGone counts, of the kinds the record counts instances of, those
 // whose CRD no longer exists (crdKinds are the kinds of every CRD there
 // is): none of their instances is left, whatever an earlier pass saw.
 func (u *Uninstall) KindsGone(crdKinds map[string]bool) {
 	for _, c := range slices.Clone(u.rec.st.Counts) {
-		if c.Kind != plan.CRDKind && !crdKinds[c.Kind] {
+		if c.Kind != decide.CRDKind && !crdKinds[c.Kind] {
 			u.rec.count(c.Kind, 0, 0, map[string]int{cleanupv1alpha1.NoteCRDNotFound: 0})
 		}
 	}
 }
 
 // DeleteInstances deletes the instances of the scopes' CRDs in targets as
-// plan.PlanOperands decides, and reports whether none is left (see
+// decide.PlanOperands decides, and reports whether none is left (see
 // deleteInstances).
-func (u *Uninstall) DeleteInstances(ctx context.Context, targets plan.NamespaceSet) (bool, error) {
+func (u *Uninstall) DeleteInstances(ctx context.Context, targets decide.NamespaceSet) (bool, error) {
 	return u.e.deleteInstances(ctx, u, targets)
 }
 
 // KeepInstances counts every instance of the scopes' CRDs as kept for
-// reason (plan.GateOperands' orphan, operands: Orphan).
+// reason (decide.GateOperands' orphan, operands: Orphan).
 func (u *Uninstall) KeepInstances(ctx context.Context, reason string) error {
 	return u.e.countKept(ctx, u, reason)
 }
 
 // InstancesLeft reports whether a CRD has any instance left.
-func (u *Uninstall) InstancesLeft(ctx context.Context, s *plan.CRDScope) (bool, error) {
+func (u *Uninstall) InstancesLeft(ctx context.Context, s *decide.CRDScope) (bool, error) {
 	return u.e.gather().InstancesLeft(ctx, s)
 }
 
@@ -364,42 +368,28 @@ func (u *Uninstall) Keep(refs ...cleanupv1alpha1.ObjectRef) { u.rec.keep(refs...
 func (u *Uninstall) SetBlocking(refs []cleanupv1alpha1.ObjectRef) { u.rec.setBlocking(refs) }
 
 // Settings are the policy's settings the uninstall runs under.
-func (u *Uninstall) Settings() plan.Settings { return u.settings }
+func (u *Uninstall) Settings() decide.Settings { return u.settings }
 
 // Event sends an Event on the owner.
 func (u *Uninstall) Event(eventType, reason, action, note string, args ...any) {
 	u.e.Event(u.subject, eventType, reason, action, note, args...)
 }
 
-// KeepCascade keeps in an ExtensionCleanup how its ClusterExtension is
-// being deleted: the garbage collector takes the cascade's finalizer away
-// once it is done with the dependents, so the record keeps how the
-// deletion began.
-func (u *Uninstall) KeepCascade(c plan.Cascade) {
-	if ext, ok := u.rec.obj.(*cleanupv1alpha1.ExtensionCleanup); ok && (ext.Status.Cascade == "" || c != plan.CascadeBackground) {
-		ext.Status.Cascade = string(c)
-	}
-}
-
-// Cascade is how the ClusterExtension is being deleted, as the record
-// keeps it from the deletion's start.
-func (u *Uninstall) Cascade() plan.Cascade {
-	if ext, ok := u.rec.obj.(*cleanupv1alpha1.ExtensionCleanup); ok {
-		return plan.Cascade(ext.Status.Cascade)
-	}
-	return plan.CascadeBackground
-}
+// RecordObject is the record (a CSVCleanup or an ExtensionCleanup) as this
+// pass writes it: an owner's side sets in it what only its kind of record
+// holds, and the pass writes it with the rest.
+func (u *Uninstall) RecordObject() client.Object { return u.rec.obj }
 
 // Phase is the record's phase as this pass leaves it.
 func (u *Uninstall) Phase() string { return string(u.rec.st.Phase) }
 
 // timeout says whether the uninstall's operandTimeout has passed, as of this pass.
-func (u *Uninstall) timeout() plan.Timeout {
-	return plan.TimeoutOf(u.settings, u.deletion, u.now)
+func (u *Uninstall) timeout() decide.Timeout {
+	return decide.TimeoutOf(u.settings, u.deletion, u.now)
 }
 
 // operatorUnavailable says why the owner's operator is unavailable, nil while it runs.
-func (u *Uninstall) operatorUnavailable(ctx context.Context) (*plan.Problem, error) {
+func (u *Uninstall) operatorUnavailable(ctx context.Context) (*decide.Problem, error) {
 	return u.owner.OperatorUnavailable(ctx)
 }
 

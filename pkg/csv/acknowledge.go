@@ -19,8 +19,8 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // acknowledger shows an uninstall the moment its CSV's deletion is seen:
@@ -31,7 +31,7 @@ import (
 // before it; the uninstall itself (Reconciler.reconcileDelete) finds the
 // record started (cleanup.Uninstall.Start) and goes on from there. It deletes nothing and writes
 // nothing but the record and the Event: a deletion that is not an uninstall
-// (plan.Classify) or a CSV no policy manages is left to the uninstall
+// (decide.Classify) or a CSV no policy manages is left to the uninstall
 // controller, which releases it at once.
 type acknowledger struct{ r *Reconciler }
 
@@ -82,12 +82,12 @@ func (a acknowledger) Reconcile(ctx context.Context, req reconcile.Request) (rec
 // of its namespace holds the CSV itself and its siblings, the namespace is
 // read from the cache, and the record is created before it is read.
 func (r *Reconciler) acknowledge(ctx context.Context, cached client.Object) error {
-	if fate, _, err := r.Life.Fate(ctx); err != nil || fate == plan.SelfUninstalled {
+	if fate, _, err := r.Life.Fate(ctx); err != nil || fate == decide.SelfUninstalled {
 		return err // csv-cleaner is going: it releases every CSV instead
 	}
 	g := r.gather()
 	policy, err := g.Policy(ctx, cached)
-	if err != nil || !plan.Managed(policy, cached) {
+	if err != nil || !decide.Managed(policy, cached) {
 		return err
 	}
 	in, err := g.classifyListed(ctx, cached)
@@ -98,11 +98,11 @@ func (r *Reconciler) acknowledge(ctx context.Context, cached client.Object) erro
 	if csv.DeletionTimestamp.IsZero() || !r.Finalizers.HeldBy(csv.Finalizers) {
 		return nil
 	}
-	verdict := plan.Classify(in)
+	verdict := decide.Classify(in)
 	if verdict.SkipReason != "" {
 		return nil
 	}
-	settings := plan.SettingsOf(policy)
+	settings := decide.SettingsOf(policy)
 	u, err := r.Open(ctx, &owner{r: r, csv: csv}, settings, time.Now(), true)
 	if err != nil {
 		return err
@@ -111,20 +111,21 @@ func (r *Reconciler) acknowledge(ctx context.Context, cached client.Object) erro
 }
 
 // started is what a CSV's uninstall says as it starts.
-func started(csv *operatorsv1alpha1.ClusterServiceVersion, policy string, s plan.Settings, v plan.Verdict) cleanup.Start {
-	return cleanup.Start{Policy: policy, Why: v.Message, About: aboutToDo(csv, s, v)}
+func started(csv *operatorsv1alpha1.ClusterServiceVersion, policy string, s decide.Settings, v decide.Verdict) cleanup.Start {
+	return cleanup.Start{Policy: policy, Why: v.Message, About: aboutToDo(csv, s, v),
+		UninstallMessage: csv.Annotations[objects.UninstallMessageAnnotation]}
 }
 
 // aboutToDo says, for a person, what an uninstall under the settings does:
 // the operands of which kinds it deletes or keeps, and what becomes of the
 // cluster RBAC, the webhooks and the CRDs.
-func aboutToDo(csv *operatorsv1alpha1.ClusterServiceVersion, s plan.Settings, v plan.Verdict) string {
+func aboutToDo(csv *operatorsv1alpha1.ClusterServiceVersion, s decide.Settings, v decide.Verdict) string {
 	var kinds []string
 	for _, o := range csv.Spec.CustomResourceDefinitions.Owned {
 		kinds = append(kinds, o.Name)
 	}
 	operands := "deleting the operands in its target namespaces"
-	if orphan := plan.OrphanReason(v, s); orphan != "" {
+	if orphan := decide.OrphanReason(v, s); orphan != "" {
 		operands = "keeping every operand (" + orphan + ")"
 	}
 	what := fmt.Sprintf("%s of %d owned CRDs (%s)", operands, len(kinds), strings.Join(kinds, ", "))

@@ -20,5 +20,5 @@
 // paced by the API server's latency (pkg/pace); an uninstall's are not.
 //
 // It must not import the ClusterExtension's controller (pkg/extension),
-// nor reach into the engine's record, nor decide what pkg/plan can decide.
+// nor reach into the engine's record, nor decide what pkg/decide can decide.
 package csv

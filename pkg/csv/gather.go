@@ -16,8 +16,8 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // gatherer is the engine's Gatherer with the reads of a CSV's decisions:
@@ -30,7 +30,7 @@ func (r *Reconciler) gather() gatherer {
 	return gatherer{cleanup.Gatherer{Live: r.APIReader, Cached: r.Client}}
 }
 
-// Policy returns the policy that selects the CSV (plan.SelectPolicy), or nil.
+// Policy returns the policy that selects the CSV (decide.SelectPolicy), or nil.
 func (g gatherer) Policy(ctx context.Context, csv metav1.Object) (*cleanupv1alpha1.CleanupPolicy, error) {
 	policies := &cleanupv1alpha1.CleanupPolicyList{}
 	if err := g.Cached.List(ctx, policies); err != nil {
@@ -43,16 +43,16 @@ func (g gatherer) Policy(ctx context.Context, csv metav1.Object) (*cleanupv1alph
 	if err := g.Cached.Get(ctx, client.ObjectKey{Name: csv.GetNamespace()}, ns); err != nil && !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("getting namespace %s: %w", csv.GetNamespace(), err)
 	}
-	sel, errs := plan.SelectPolicy(policies.Items, csv.GetLabels(), ns.Labels)
+	sel, errs := decide.SelectPolicy(policies.Items, csv.GetLabels(), ns.Labels)
 	for _, err := range errs {
 		logr.FromContextOrDiscard(ctx).Error(err, "Ignoring a CleanupPolicy whose selector cannot be parsed")
 	}
 	return sel.Winner, nil
 }
 
-// Classify reads, live, what plan.Classify needs.
-func (g gatherer) Classify(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (plan.ClassifyInput, error) {
-	in := plan.ClassifyInput{CSV: csv}
+// Classify reads, live, what decide.Classify needs.
+func (g gatherer) Classify(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (decide.ClassifyInput, error) {
+	in := decide.ClassifyInput{CSV: csv}
 	// At once: kube-apiserver serves a consistent LIST from its watch cache
 	// once the cache has caught up with etcd, which can take up to its
 	// progress-notification period (100 ms) after writes to other kinds.
@@ -82,8 +82,8 @@ func (g gatherer) Classify(ctx context.Context, csv *operatorsv1alpha1.ClusterSe
 // namespace read from the cache: the live list of the namespace's CSVs
 // gives the CSV itself (in.CSV, nil when it is gone) and its siblings. For
 // the acknowledgement of a deletion, which deletes nothing.
-func (g gatherer) classifyListed(ctx context.Context, key client.Object) (plan.ClassifyInput, error) {
-	var in plan.ClassifyInput
+func (g gatherer) classifyListed(ctx context.Context, key client.Object) (decide.ClassifyInput, error) {
+	var in decide.ClassifyInput
 	siblings := &operatorsv1alpha1.ClusterServiceVersionList{}
 	if err := g.Live.List(ctx, siblings, client.InNamespace(key.GetNamespace())); err != nil {
 		return in, fmt.Errorf("listing CSVs in %s: %w", key.GetNamespace(), err)
@@ -134,17 +134,17 @@ func (g gatherer) namespaceTerminating(ctx context.Context, name string) (bool, 
 // Operands is what the operand decisions of an uninstall read, before any
 // instance is listed.
 type Operands struct {
-	// Scopes are the owned CRDs as plan.ScopeCRDs decides them.
-	Scopes []plan.CRDScope
+	// Scopes are the owned CRDs as decide.ScopeCRDs decides them.
+	Scopes []decide.CRDScope
 	// Targets are the CSV's target namespaces; nil when they cannot be known.
-	Targets plan.NamespaceSet
-	// Gate is the rest of plan.GateOperands' input: the problems found.
-	Gate plan.GateInput
+	Targets decide.NamespaceSet
+	// Gate is the rest of decide.GateOperands' input: the problems found.
+	Gate decide.GateInput
 }
 
 // Operands reads, live, the CSV's OperatorGroups, owned CRDs, the other
 // CSVs that own them and its target namespaces, and scopes the owned CRDs.
-func (g gatherer) Operands(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, v plan.Verdict, s plan.Settings) (Operands, error) {
+func (g gatherer) Operands(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, v decide.Verdict, s decide.Settings) (Operands, error) {
 	reads, err := g.readOperandInputs(ctx, csv)
 	if err != nil {
 		return Operands{}, err
@@ -154,11 +154,11 @@ func (g gatherer) Operands(ctx context.Context, csv *operatorsv1alpha1.ClusterSe
 
 // operandReads is what Operands reads, before it decides.
 type operandReads struct {
-	groups         []plan.OperatorGroupView
+	groups         []decide.OperatorGroupView
 	crds           map[string]*apiextensionsv1.CustomResourceDefinition
-	others         map[string][]plan.OtherOwner
-	targets        plan.NamespaceSet
-	targetsProblem *plan.Problem
+	others         map[string][]decide.OtherOwner
+	targets        decide.NamespaceSet
+	targetsProblem *decide.Problem
 }
 
 // readOperandInputs reads them at once, as Classify does: each consistent
@@ -175,10 +175,10 @@ func (g gatherer) readOperandInputs(ctx context.Context, csv *operatorsv1alpha1.
 }
 
 // operands decides what the reads come to for the verdict and settings.
-func (rd operandReads) operands(csv *operatorsv1alpha1.ClusterServiceVersion, v plan.Verdict, s plan.Settings) Operands {
-	out := Operands{Targets: rd.targets, Gate: plan.GateInput{Verdict: v, Settings: s, Targets: rd.targetsProblem}}
-	out.Gate.OperatorGroups = plan.DecideOperatorGroups(objects.Key(csv), rd.groups)
-	out.Scopes, out.Gate.Scope = plan.ScopeCRDs(plan.ScopeInput{
+func (rd operandReads) operands(csv *operatorsv1alpha1.ClusterServiceVersion, v decide.Verdict, s decide.Settings) Operands {
+	out := Operands{Targets: rd.targets, Gate: decide.GateInput{Verdict: v, Settings: s, Targets: rd.targetsProblem}}
+	out.Gate.OperatorGroups = decide.DecideOperatorGroups(objects.Key(csv), rd.groups)
+	out.Scopes, out.Gate.Scope = decide.ScopeCRDs(decide.ScopeInput{
 		CSV: objects.Key(csv), Owned: csv.Spec.CustomResourceDefinitions.Owned, CRDs: rd.crds,
 		CRDProvenance: s.CRDProvenance, OtherOwners: rd.others,
 	})
@@ -186,10 +186,10 @@ func (rd operandReads) operands(csv *operatorsv1alpha1.ClusterServiceVersion, v 
 }
 
 // targetNamespaces returns the namespaces the CSV operates on, as
-// plan.DecideTargets reads its OperatorGroup's status.namespaces and its
+// decide.DecideTargets reads its OperatorGroup's status.namespaces and its
 // olm.targetNamespaces annotation; a Problem when they cannot be known.
-func (g gatherer) targetNamespaces(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (plan.NamespaceSet, *plan.Problem, error) {
-	in := plan.TargetsInput{CSV: objects.Key(csv), OperatorGroup: csv.Annotations[operatorsv1.OperatorGroupAnnotationKey]}
+func (g gatherer) targetNamespaces(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (decide.NamespaceSet, *decide.Problem, error) {
+	in := decide.TargetsInput{CSV: objects.Key(csv), OperatorGroup: csv.Annotations[operatorsv1.OperatorGroupAnnotationKey]}
 	in.Annotation, in.HasAnnotation = csv.Annotations[operatorsv1.OperatorGroupTargetsAnnotationKey]
 	if in.OperatorGroup != "" {
 		og := &operatorsv1.OperatorGroup{}
@@ -201,20 +201,20 @@ func (g gatherer) targetNamespaces(ctx context.Context, csv *operatorsv1alpha1.C
 			return nil, nil, fmt.Errorf("getting OperatorGroup %s/%s: %w", csv.Namespace, in.OperatorGroup, err)
 		}
 	}
-	targets, problem := plan.DecideTargets(in)
+	targets, problem := decide.DecideTargets(in)
 	return targets, problem, nil
 }
 
 // operatorGroups reads, live, the OperatorGroups in the CSV's namespace,
 // each with what OLM writes into its status.namespaces from its spec.
-func (g gatherer) operatorGroups(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) ([]plan.OperatorGroupView, error) {
+func (g gatherer) operatorGroups(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) ([]decide.OperatorGroupView, error) {
 	list := &operatorsv1.OperatorGroupList{}
 	if err := g.Live.List(ctx, list, client.InNamespace(csv.Namespace)); err != nil {
 		return nil, fmt.Errorf("listing the OperatorGroups of namespace %s: %w", csv.Namespace, err)
 	}
-	views := make([]plan.OperatorGroupView, 0, len(list.Items))
+	views := make([]decide.OperatorGroupView, 0, len(list.Items))
 	for _, og := range list.Items {
-		v := plan.OperatorGroupView{Name: og.Name, Status: og.Status.Namespaces, Expected: og.Spec.TargetNamespaces}
+		v := decide.OperatorGroupView{Name: og.Name, Status: og.Status.Namespaces, Expected: og.Spec.TargetNamespaces}
 		if len(v.Expected) == 0 {
 			// As OLM reads it: no selector, or an empty one, is every namespace.
 			sel, err := metav1.LabelSelectorAsSelector(og.Spec.Selector)
@@ -240,11 +240,11 @@ func (g gatherer) operatorGroups(ctx context.Context, csv *operatorsv1alpha1.Clu
 }
 
 // ownedCRDs reads, live, the CSV's owned CRDs that exist (a malformed name
-// is plan.ScopeCRDs' to report).
+// is decide.ScopeCRDs' to report).
 func (g gatherer) ownedCRDs(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (map[string]*apiextensionsv1.CustomResourceDefinition, error) {
 	out := map[string]*apiextensionsv1.CustomResourceDefinition{}
 	for _, owned := range csv.Spec.CustomResourceDefinitions.Owned {
-		if _, done := out[owned.Name]; done || plan.ValidOwnedName(owned.Name) != "" {
+		if _, done := out[owned.Name]; done || decide.ValidOwnedName(owned.Name) != "" {
 			continue
 		}
 		crd := &apiextensionsv1.CustomResourceDefinition{}
@@ -265,12 +265,12 @@ func (g gatherer) ownedCRDs(ctx context.Context, csv *operatorsv1alpha1.ClusterS
 // when they cannot be known: the safe side). They are read live, a page at a
 // time, because the cache holds only CSVs' metadata and because an install
 // created a moment ago must count.
-func (g gatherer) otherOwners(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (map[string][]plan.OtherOwner, error) {
+func (g gatherer) otherOwners(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (map[string][]decide.OtherOwner, error) {
 	wanted := map[string]bool{}
 	for _, o := range csv.Spec.CustomResourceDefinitions.Owned {
 		wanted[o.Name] = true
 	}
-	out := map[string][]plan.OtherOwner{}
+	out := map[string][]decide.OtherOwner{}
 	newList := func() *operatorsv1alpha1.ClusterServiceVersionList {
 		return &operatorsv1alpha1.ClusterServiceVersionList{}
 	}
@@ -280,13 +280,13 @@ func (g gatherer) otherOwners(ctx context.Context, csv *operatorsv1alpha1.Cluste
 			if other.UID == csv.UID || !other.DeletionTimestamp.IsZero() || other.IsCopied() {
 				continue
 			}
-			targets, err := plan.ParseTargets(other.Annotations[operatorsv1.OperatorGroupTargetsAnnotationKey])
+			targets, err := decide.ParseTargets(other.Annotations[operatorsv1.OperatorGroupTargetsAnnotationKey])
 			if _, ok := other.Annotations[operatorsv1.OperatorGroupTargetsAnnotationKey]; !ok || err != nil {
-				targets = plan.AllNamespaces() // unknown: the other CSV keeps every namespace, the safe side
+				targets = decide.AllNamespaces() // unknown: the other CSV keeps every namespace, the safe side
 			}
 			for _, o := range other.Spec.CustomResourceDefinitions.Owned {
 				if wanted[o.Name] {
-					out[o.Name] = append(out[o.Name], plan.OtherOwner{CSV: objects.Key(other), Targets: targets})
+					out[o.Name] = append(out[o.Name], decide.OtherOwner{CSV: objects.Key(other), Targets: targets})
 				}
 			}
 		}

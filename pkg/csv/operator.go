@@ -9,29 +9,29 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get
 
-// OperatorUnavailable returns a plan.Problem naming the first Deployment of the
+// OperatorUnavailable returns a decide.Problem naming the first Deployment of the
 // CSV's install strategy that is gone, being deleted or not Available, read
 // live; nil when they all run, or when the CSV names none (then nothing is
 // known, and nothing is claimed).
-func (g gatherer) OperatorUnavailable(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (*plan.Problem, error) {
+func (g gatherer) OperatorUnavailable(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (*decide.Problem, error) {
 	for _, name := range DeploymentNames(csv) {
 		key := client.ObjectKey{Namespace: csv.Namespace, Name: name}
 		dep := &appsv1.Deployment{}
 		err := g.Live.Get(ctx, key, dep)
 		switch {
 		case apierrors.IsNotFound(err):
-			return plan.OperatorDown(key.String(), "is gone"), nil
+			return decide.OperatorDown(key.String(), "is gone"), nil
 		case err != nil:
 			return nil, fmt.Errorf("getting the operator's Deployment %s: %w", key, err)
 		}
 		if state := objects.Down(dep); state != "" {
-			return plan.OperatorDown(key.String(), state), nil
+			return decide.OperatorDown(key.String(), state), nil
 		}
 	}
 	return nil, nil

@@ -8,8 +8,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // owner is a deleting CSV as the engine knows it (cleanup.Owner).
@@ -26,7 +26,7 @@ func (o *owner) Title() string { return "CSV " + objects.Key(o.csv).String() }
 
 func (o *owner) Record() cleanup.RecordKind { return cleanup.CSVs }
 
-func (o *owner) OperatorUnavailable(ctx context.Context) (*plan.Problem, error) {
+func (o *owner) OperatorUnavailable(ctx context.Context) (*decide.Problem, error) {
 	return o.r.gather().OperatorUnavailable(ctx, o.csv)
 }
 

@@ -12,14 +12,14 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
 // PlanUninstall reports what an uninstall of the CSV would delete and keep
 // right now, and why: it reads the cluster through the Gatherer the
-// uninstall reads it through and prints the items of pkg/plan's decisions,
+// uninstall reads it through and prints the items of pkg/decide's decisions,
 // which the uninstall carries out. It only reads. A CSV that is not being
 // deleted is planned as if it were deleted now.
 func PlanUninstall(ctx context.Context, reader client.Reader, key types.NamespacedName, now time.Time) (*cleanup.DryRun, error) {
@@ -33,7 +33,8 @@ func planUninstall(ctx context.Context, reader client.Reader, key types.Namespac
 	if err := reader.Get(ctx, key, csv); err != nil {
 		return nil, fmt.Errorf("getting CSV %s: %w", key, err)
 	}
-	out := &cleanup.DryRun{CSV: cleanup.CSVRef(key), Items: []cleanup.DryRunItem{}}
+	out := &cleanup.DryRun{CSV: cleanup.CSVRef(key), Items: []cleanup.DryRunItem{},
+		UninstallMessage: csv.Annotations[objects.UninstallMessageAnnotation]}
 	hypothetical := csv.DeletionTimestamp.IsZero()
 	if hypothetical {
 		csv.DeletionTimestamp = &metav1.Time{Time: now}
@@ -51,7 +52,7 @@ func planUninstall(ctx context.Context, reader client.Reader, key types.Namespac
 	if err != nil {
 		return nil, err
 	}
-	verdict := plan.Classify(in)
+	verdict := decide.Classify(in)
 	switch {
 	case verdict.SkipReason == cleanupv1alpha1.ReasonReinstall:
 		out.Verdict, out.Reason = cleanup.VerdictSkipped, verdict.SkipReason
@@ -66,21 +67,21 @@ func planUninstall(ctx context.Context, reader client.Reader, key types.Namespac
 	}
 	out.Policy = policy.Name
 
-	settings := plan.SettingsOf(policy)
+	settings := decide.SettingsOf(policy)
 	out.PlanBackup(cleanup.CSVs, csv, settings)
 	operands, err := g.Operands(ctx, csv, verdict, settings)
 	if err != nil {
 		return nil, err
 	}
-	orphan, problem := plan.GateOperands(operands.Gate)
+	orphan, problem := decide.GateOperands(operands.Gate)
 	if problem != nil {
 		out.Verdict, out.Reason, out.Message = cleanup.VerdictBlocked, problem.Reason, problem.Message
 		return out, nil
 	}
-	decide := plan.OperandInput{Targets: operands.Targets, DeletionTime: *csv.DeletionTimestamp, Orphan: orphan,
-		Timeout: plan.TimeoutOf(settings, csv.DeletionTimestamp.Time, now)}
-	keptKinds, err := out.AddInstances(ctx, g.Gatherer, cleanup.Instances{Subject: csv, Scopes: operands.Scopes, Decide: decide, Settings: settings,
-		OperatorUnavailable: func(ctx context.Context) (*plan.Problem, error) { return g.OperatorUnavailable(ctx, csv) }, Depth: depth})
+	operandInput := decide.OperandInput{Targets: operands.Targets, DeletionTime: *csv.DeletionTimestamp, Orphan: orphan,
+		Timeout: decide.TimeoutOf(settings, csv.DeletionTimestamp.Time, now)}
+	keptKinds, err := out.AddInstances(ctx, g.Gatherer, cleanup.Instances{Subject: csv, Scopes: operands.Scopes, Decide: operandInput, Settings: settings,
+		OperatorUnavailable: func(ctx context.Context) (*decide.Problem, error) { return g.OperatorUnavailable(ctx, csv) }, Depth: depth})
 	if err != nil {
 		return nil, err
 	}
@@ -90,12 +91,12 @@ func planUninstall(ctx context.Context, reader client.Reader, key types.Namespac
 			return nil, err
 		}
 		for _, obj := range owned {
-			out.Items = append(out.Items, plan.ClusterObjectItem(settings, rbac.KindName(gvk), rbac.IsWebhook(gvk), obj.Name, !obj.DeletionTimestamp.IsZero()))
+			out.Items = append(out.Items, decide.ClusterObjectItem(settings, rbac.KindName(gvk), rbac.IsWebhook(gvk), obj.Name, !obj.DeletionTimestamp.IsZero()))
 		}
 	}
 	for _, s := range operands.Scopes {
 		if s.CRD != nil {
-			out.Items = append(out.Items, plan.CRDFate(settings, s, keptKinds[s.Kind]))
+			out.Items = append(out.Items, decide.CRDFate(settings, s, keptKinds[s.Kind]))
 		}
 	}
 	return out, nil

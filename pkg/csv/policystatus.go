@@ -21,8 +21,8 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // PolicyStatusReconciler keeps each CleanupPolicy's status true: how many
@@ -59,12 +59,12 @@ func (r *PolicyStatusReconciler) Reconcile(ctx context.Context, req reconcile.Re
 	}
 
 	// A selector that cannot be parsed fails whatever the labels are.
-	_, selErr := plan.Selects(policy, nil, nil)
+	_, selErr := decide.Selects(policy, nil, nil)
 	managed, overlaps := 0, map[string]bool{}
 	for i := range csvs.Items {
 		csv := &csvs.Items[i]
-		sel, _ := plan.SelectPolicy(policies.Items, csv.Labels, nsLabels[csv.Namespace])
-		if !plan.Managed(sel.Winner, csv) {
+		sel, _ := decide.SelectPolicy(policies.Items, csv.Labels, nsLabels[csv.Namespace])
+		if !decide.Managed(sel.Winner, csv) {
 			continue
 		}
 		names := append([]string{sel.Winner.Name}, sel.Others...)

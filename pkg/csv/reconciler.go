@@ -3,21 +3,19 @@ package csv
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 	"github.com/csv-cleaner/csv-cleaner/pkg/pace"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
 
@@ -45,7 +43,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=clusterserviceversions,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=subscriptions;operatorgroups,verbs=get;list
 // +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=cleanuppolicies,verbs=get;list;watch
-// +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=csvcleanups,verbs=get;create
+// +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=csvcleanups,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=csvcleanups/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -83,7 +81,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if r.Life.IsOwnCSV(csv) {
 		return r.reconcileSelf(ctx, csv, fate, why)
 	}
-	if fate == plan.SelfUninstalled {
+	if fate == decide.SelfUninstalled {
 		return ctrl.Result{}, cleanup.InStep("release", r.release(ctx, csv))
 	}
 	policy, err := r.gather().Policy(ctx, csv)
@@ -96,7 +94,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// Managing or letting go of a live CSV is background work, thousands of
 	// patches at a first start: it yields to the API server's other clients.
 	ctx = pace.With(ctx, r.pacer)
-	if !plan.Managed(policy, csv) {
+	if !decide.Managed(policy, csv) {
 		return ctrl.Result{}, cleanup.InStep("release", r.release(ctx, csv))
 	}
 	return ctrl.Result{}, cleanup.InStep("manage", r.ensureManaged(ctx, csv))
@@ -109,7 +107,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // is read live instead (finalizer.Written), never patched from a stale copy.
 func (r *Reconciler) ensureManaged(ctx context.Context, csv client.Object) error {
 	var g errgroup.Group
-	g.Go(func() error { return r.patchFinalizersFrom(ctx, csv, r.Finalizers.Ensure, r.written) })
+	g.Go(func() error {
+		return finalizer.Edit(ctx, r.APIReader, r.Client, r.written, objects.CSVKind, csv, r.Finalizers.Ensure)
+	})
 	g.Go(func() error { return r.holdRBAC(ctx, csv) })
 	return g.Wait()
 }
@@ -122,32 +122,8 @@ func (r *Reconciler) release(ctx context.Context, csv client.Object) error {
 	return r.patchFinalizers(ctx, csv, r.Finalizers.Remove)
 }
 
-// patchFinalizers applies edit to the CSV's finalizers with finalizer.Patch
-// (a merge patch guarded by the resourceVersion; on a conflict the CSV's
-// metadata is read again, live, and the edit applied anew), so that another
-// controller's concurrent change is never lost. Nothing is written when the
-// list is already right, and no finalizer is added to a CSV being deleted.
+// patchFinalizers applies edit to the CSV's finalizers (finalizer.Edit);
 // csv is a whole CSV or its metadata.
 func (r *Reconciler) patchFinalizers(ctx context.Context, csv client.Object, edit func([]string) ([]string, bool)) error {
-	return r.patchFinalizersFrom(ctx, csv, edit, nil)
-}
-
-// patchFinalizersFrom is patchFinalizers from a cached copy, read live
-// instead when written says this process patched the CSV since.
-func (r *Reconciler) patchFinalizersFrom(ctx context.Context, csv client.Object, edit func([]string) ([]string, bool), written *finalizer.Written) error {
-	obj := objects.CSVMetadata()
-	obj.Namespace, obj.Name, obj.UID = csv.GetNamespace(), csv.GetName(), csv.GetUID()
-	obj.ResourceVersion, obj.Finalizers, obj.DeletionTimestamp = csv.GetResourceVersion(), csv.GetFinalizers(), csv.GetDeletionTimestamp()
-	_, err := finalizer.PatchCached(ctx, r.APIReader, r.Client, written, obj, func(cur *metav1.PartialObjectMetadata) []string {
-		list, changed := edit(cur.Finalizers)
-		if !changed || (!cur.DeletionTimestamp.IsZero() && !finalizer.Subset(list, cur.Finalizers)) {
-			return nil // right already, or a finalizer cannot be added once deletion has started
-		}
-		logr.FromContextOrDiscard(ctx).V(1).Info("Patching finalizers", "finalizers", list)
-		return append([]string{}, list...)
-	})
-	if err != nil {
-		return fmt.Errorf("patching finalizers of CSV %s: %w", client.ObjectKeyFromObject(csv), err)
-	}
-	return nil
+	return finalizer.Edit(ctx, r.APIReader, r.Client, nil, objects.CSVKind, csv, edit)
 }

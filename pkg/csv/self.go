@@ -8,15 +8,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
 
 // reconcileSelf keeps csv-cleaner's finalizer on its own CSV, whatever the
 // policies say, so that it runs when csv-cleaner is uninstalled, and acts on
-// what plan.DecideSelf says of its deletion:
+// what decide.DecideSelf says of its deletion:
 //   - replaced (an upgrade, a reinstall): it releases its own CSV and the hold
 //     on its own version's RBAC, and leaves every other finalizer to the
 //     version that takes over;
@@ -30,10 +30,10 @@ import (
 // ClusterRoles (rbac.EnsureSelfBindings) that OLM does not delete. Its own
 // ClusterRoles are released last, and the garbage collector then removes
 // that binding.
-func (r *Reconciler) reconcileSelf(ctx context.Context, own *metav1.PartialObjectMetadata, fate plan.SelfFate, why string) (ctrl.Result, error) {
+func (r *Reconciler) reconcileSelf(ctx context.Context, own *metav1.PartialObjectMetadata, fate decide.SelfFate, why string) (ctrl.Result, error) {
 	log := logr.FromContextOrDiscard(ctx)
 	switch fate {
-	case plan.SelfReplaced:
+	case decide.SelfReplaced:
 		if r.Finalizers.HeldBy(own.Finalizers) {
 			log.Info("Releasing csv-cleaner's own CSV and its own RBAC only: the version that takes over keeps every other finalizer", "why", why)
 			r.Event(own, corev1.EventTypeNormal, "HandedOver", "Upgrade",
@@ -43,7 +43,7 @@ func (r *Reconciler) reconcileSelf(ctx context.Context, own *metav1.PartialObjec
 			}
 		}
 		return ctrl.Result{}, r.Life.ReleaseOwnRBAC(ctx)
-	case plan.SelfUninstalled:
+	case decide.SelfUninstalled:
 		return r.reconcileSelfUninstall(ctx, own, why)
 	}
 	if err := r.patchFinalizers(ctx, own, r.Finalizers.Ensure); err != nil {

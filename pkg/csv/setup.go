@@ -114,8 +114,21 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		// An upgrade can add ClusterRoles to hold; a hold left on RBAC whose CSV is gone is released.
 		WatchesMetadata(objects.Metadata(rbac.ClusterRole), handler.EnqueueRequestsFromMapFunc(ownerCSV)).
 		WatchesMetadata(objects.Metadata(rbac.ClusterRoleBinding), handler.EnqueueRequestsFromMapFunc(ownerCSV)).
+		// A record left Releasing (the release's reply was lost, or csv-cleaner
+		// stopped right after it) is completed, after a restart too, whether
+		// its CSV is gone or still held by others' finalizers.
+		Watches(&cleanupv1alpha1.CSVCleanup{}, handler.EnqueueRequestsFromMapFunc(recordsCSV),
+			builder.WithPredicates(cleanup.Releasing)).
 		WithOptions(opts).
 		Complete(r)
+}
+
+// recordsCSV maps a record to its CSV.
+func recordsCSV(_ context.Context, obj client.Object) []reconcile.Request {
+	if rec, ok := obj.(*cleanupv1alpha1.CSVCleanup); ok && rec.Spec.CSVName != "" {
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: rec.Spec.CSVNamespace, Name: rec.Spec.CSVName}}}
+	}
+	return nil
 }
 
 // ownerCSV maps a ClusterRole or binding to the CSV its owner labels name.

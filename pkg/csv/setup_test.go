@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 func TestTrimCSV(t *testing.T) {
@@ -24,7 +24,7 @@ func TestTrimCSV(t *testing.T) {
 		labels: map[string]string{"team": "a"},
 		annots: map[string]string{
 			"alm-examples": "[{...}]", "description": "long", "olm.operatorNamespace": "ops",
-			"olm.operatorGroup": "og", "olm.targetNamespaces": "a,b", plan.OptOutAnnotation: "true",
+			"olm.operatorGroup": "og", "olm.targetNamespaces": "a,b", decide.OptOutAnnotation: "true",
 		},
 	}, {
 		name:            "a copy is still told from its operator namespace annotation",

@@ -11,23 +11,23 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
-// operandStep deletes the CSV's operands as plan.PlanOperands decides and
+// operandStep deletes the CSV's operands as decide.PlanOperands decides and
 // waits for them to be gone; past operandTimeout, onTimeout decides. It
-// gathers what the decisions read, stops at what plan.GateOperands says
+// gathers what the decisions read, stops at what decide.GateOperands says
 // blocks (or keeps every operand), then deletes on the engine
 // (Uninstall.DeleteInstances), as a ClusterExtension's operand step does.
-func (r *Reconciler) operandStep(ctx context.Context, u *cleanup.Uninstall, csv *operatorsv1alpha1.ClusterServiceVersion, v plan.Verdict) (bool, error) {
+func (r *Reconciler) operandStep(ctx context.Context, u *cleanup.Uninstall, csv *operatorsv1alpha1.ClusterServiceVersion, v decide.Verdict) (bool, error) {
 	in, err := r.gather().Operands(ctx, csv, v, u.Settings())
 	if err != nil {
 		return false, err
 	}
 	u.Scopes(in.Scopes)
-	orphan, problem := plan.GateOperands(in.Gate)
+	orphan, problem := decide.GateOperands(in.Gate)
 	switch {
 	case problem != nil:
 		return false, problem
@@ -44,13 +44,13 @@ func (r *Reconciler) clusterObjectStep(ctx context.Context, u *cleanup.Uninstall
 	// cluster RBAC, and OLM (or the deletes below) may remove it.
 	if err := r.releaseRBACOf(ctx, r.APIReader, objects.Key(csv)); err != nil {
 		if forbidden := (*rbac.ForbiddenError)(nil); errors.As(err, &forbidden) {
-			return false, &plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: rbac.KindName(forbidden.GVK) + " " + forbidden.Name, Message: err.Error()}
+			return false, &decide.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: rbac.KindName(forbidden.GVK) + " " + forbidden.Name, Message: err.Error()}
 		}
 		return false, err
 	}
 	var blocking []cleanupv1alpha1.ObjectRef
 	for _, gvk := range rbac.OwnedKinds() {
-		if plan.ClusterObjectFate(u.Settings(), rbac.KindName(gvk), rbac.IsWebhook(gvk)).Action != plan.ActionDelete {
+		if decide.ClusterObjectFate(u.Settings(), rbac.KindName(gvk), rbac.IsWebhook(gvk)).Action != decide.ActionDelete {
 			continue
 		}
 		owned, err := rbac.DeleteOwned(ctx, r.APIReader, r.Client, gvk, objects.Key(csv))
@@ -59,7 +59,7 @@ func (r *Reconciler) clusterObjectStep(ctx context.Context, u *cleanup.Uninstall
 			u.Count(rbac.KindName(gvk), owned.Found, len(owned.Remaining), nil)
 		}
 		if forbidden := (*rbac.ForbiddenError)(nil); errors.As(err, &forbidden) {
-			return false, &plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: rbac.KindName(gvk) + " " + forbidden.Name, Message: forbidden.Error()}
+			return false, &decide.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: rbac.KindName(gvk) + " " + forbidden.Name, Message: forbidden.Error()}
 		}
 		if err != nil {
 			return false, err
@@ -75,7 +75,7 @@ func (r *Reconciler) clusterObjectStep(ctx context.Context, u *cleanup.Uninstall
 // without OLM's provenance.
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=delete
 
-// crdStep deletes the owned CRDs plan.CRDFate lets go: with crds: Delete,
+// crdStep deletes the owned CRDs decide.CRDFate lets go: with crds: Delete,
 // those that pass the provenance check, that no other live CSV owns and
 // that have no instances left.
 func (r *Reconciler) crdStep(ctx context.Context, u *cleanup.Uninstall) (bool, error) {
@@ -87,7 +87,7 @@ func (r *Reconciler) crdStep(ctx context.Context, u *cleanup.Uninstall) (bool, e
 	// What a pass did is counted even when it fails part way: the next
 	// pass no longer finds a CRD this one deleted once it is gone.
 	fail := func(err error) (bool, error) {
-		u.Count(plan.CRDKind, found, remaining, kept)
+		u.Count(decide.CRDKind, found, remaining, kept)
 		return false, err
 	}
 	scopes := u.CRDScopes()
@@ -96,8 +96,8 @@ func (r *Reconciler) crdStep(ctx context.Context, u *cleanup.Uninstall) (bool, e
 		if s.CRD == nil {
 			continue
 		}
-		fate := plan.CRDFate(u.Settings(), *s, false)
-		if fate.Action == plan.ActionDelete && s.CRD.DeletionTimestamp.IsZero() {
+		fate := decide.CRDFate(u.Settings(), *s, false)
+		if fate.Action == decide.ActionDelete && s.CRD.DeletionTimestamp.IsZero() {
 			left, err := u.InstancesLeft(ctx, s)
 			if apierrors.IsForbidden(err) {
 				return fail(cleanup.ForbiddenOperands(*s, []string{"list"}, ""))
@@ -105,11 +105,11 @@ func (r *Reconciler) crdStep(ctx context.Context, u *cleanup.Uninstall) (bool, e
 			if err != nil {
 				return fail(err)
 			}
-			fate = plan.CRDFate(u.Settings(), *s, left)
+			fate = decide.CRDFate(u.Settings(), *s, left)
 		}
-		if fate.Action == plan.ActionKeep {
+		if fate.Action == decide.ActionKeep {
 			kept[fate.Reason]++
-			u.Keep(cleanupv1alpha1.ObjectRef{Kind: plan.CRDKind, Name: s.Name, Reason: fate.Reason})
+			u.Keep(cleanupv1alpha1.ObjectRef{Kind: decide.CRDKind, Name: s.Name, Reason: fate.Reason})
 			continue
 		}
 		found++
@@ -125,12 +125,12 @@ func (r *Reconciler) crdStep(ctx context.Context, u *cleanup.Uninstall) (bool, e
 		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		case apierrors.IsForbidden(err):
 			remaining++
-			return fail(&plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: "CustomResourceDefinition " + s.Name, Message: err.Error()})
+			return fail(&decide.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: "CustomResourceDefinition " + s.Name, Message: err.Error()})
 		default:
 			remaining++
 			return fail(fmt.Errorf("deleting CRD %s: %w", s.Name, err))
 		}
 	}
-	u.Count(plan.CRDKind, found, remaining, kept)
+	u.Count(decide.CRDKind, found, remaining, kept)
 	return remaining == 0, nil
 }

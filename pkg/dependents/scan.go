@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // Listing the kinds a scan reads: this many at a time, a page of this size.
@@ -37,7 +37,7 @@ type Scanner struct {
 // Scan is what one scan read.
 type Scan struct {
 	// Nodes are every object read, with its owners.
-	Nodes []plan.Node
+	Nodes []decide.Node
 	// Unread are the kinds the scan could not read (plural.group), with why;
 	// Forbidden among them is set when a missing right is why.
 	Unread    []string
@@ -68,7 +68,7 @@ func (s Scanner) Scan(ctx context.Context, skip func(resource string) bool) (*Sc
 			continue
 		}
 		for _, r := range l.APIResources {
-			k := kind{gvk: gv.WithKind(r.Kind), held: plan.Held{Group: gv.Group, Kind: r.Kind, Resource: r.Name}, namespaced: r.Namespaced}
+			k := kind{gvk: gv.WithKind(r.Kind), held: decide.Held{Group: gv.Group, Kind: r.Kind, Resource: r.Name}, namespaced: r.Namespaced}
 			if strings.Contains(r.Name, "/") || skip(k.held.ResourceOf()) {
 				continue
 			}
@@ -107,13 +107,13 @@ func (s Scanner) Scan(ctx context.Context, skip func(resource string) bool) (*Sc
 // kind is one kind a scan lists.
 type kind struct {
 	gvk        schema.GroupVersionKind
-	held       plan.Held
+	held       decide.Held
 	namespaced bool
 }
 
 // list reads every object of k as metadata.
-func (s Scanner) list(ctx context.Context, k kind) ([]plan.Node, error) {
-	var out []plan.Node
+func (s Scanner) list(ctx context.Context, k kind) ([]decide.Node, error) {
+	var out []decide.Node
 	err := objects.ListPages(ctx, s.Reader, objects.MetadataList(k.gvk), scanPageSize, func(l *metav1.PartialObjectMetadataList) error {
 		for i := range l.Items {
 			out = append(out, NodeOf(k.held, &l.Items[i]))
@@ -124,22 +124,22 @@ func (s Scanner) list(ctx context.Context, k kind) ([]plan.Node, error) {
 }
 
 // NodeOf is an object of the kind of held as the garbage collector sees it.
-func NodeOf(held plan.Held, o *metav1.PartialObjectMetadata) plan.Node {
+func NodeOf(held decide.Held, o *metav1.PartialObjectMetadata) decide.Node {
 	held.Namespace, held.Name = o.Namespace, o.Name
-	n := plan.Node{Held: held, UID: o.UID, Terminating: o.DeletionTimestamp != nil}
+	n := decide.Node{Held: held, UID: o.UID, Terminating: o.DeletionTimestamp != nil}
 	for _, r := range o.OwnerReferences {
 		gv, _ := schema.ParseGroupVersion(r.APIVersion)
-		n.Owners = append(n.Owners, plan.OwnerRef{UID: r.UID, Group: gv.Group, Kind: r.Kind, Name: r.Name})
+		n.Owners = append(n.Owners, decide.OwnerRef{UID: r.UID, Group: gv.Group, Kind: r.Kind, Name: r.Name})
 	}
 	return n
 }
 
 // Helds are the nodes' objects, without the kinds a controller makes again
-// (plan.Regenerated): what a backup must hold of them.
-func Helds(nodes []plan.Node) []plan.Held {
-	var out []plan.Held
+// (decide.Regenerated): what a backup must hold of them.
+func Helds(nodes []decide.Node) []decide.Held {
+	var out []decide.Held
 	for _, n := range nodes {
-		if !plan.Regenerated(n.ResourceOf()) {
+		if !decide.Regenerated(n.ResourceOf()) {
 			out = append(out, n.Held)
 		}
 	}

@@ -12,18 +12,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // snapshotClassKind is external-snapshotter's VolumeSnapshotClass.
 var snapshotClassKind = schema.GroupVersionKind{Group: "snapshot.storage.k8s.io", Version: "v1", Kind: "VolumeSnapshotClassList"}
 
 // Volumes decides what a backup must hold of each PersistentVolumeClaim
-// among nodes (plan.DecideVolume), reading each claim, its volume and the
+// among nodes (decide.DecideVolume), reading each claim, its volume and the
 // VolumeSnapshotClasses live. The claims and volumes carry their names in
 // the result (a claim's VolumeName).
-func (s Scanner) Volumes(ctx context.Context, nodes []plan.Node, v *cleanupv1alpha1.VeleroBackup) ([]plan.Volume, error) {
-	var claims []plan.Node
+func (s Scanner) Volumes(ctx context.Context, nodes []decide.Node, v *cleanupv1alpha1.VeleroBackup) ([]decide.Volume, error) {
+	var claims []decide.Node
 	for _, n := range nodes {
 		if n.Group == "" && n.Resource == "persistentvolumeclaims" {
 			claims = append(claims, n)
@@ -36,9 +36,9 @@ func (s Scanner) Volumes(ctx context.Context, nodes []plan.Node, v *cleanupv1alp
 	if err != nil {
 		return nil, err
 	}
-	var out []plan.Volume
+	var out []decide.Volume
 	for _, c := range claims {
-		in := plan.VolumeInput{Claim: c, Classes: classes, SnapshotVolumes: v.SnapshotVolumes, VolumeData: v.VolumeData}
+		in := decide.VolumeInput{Claim: c, Classes: classes, SnapshotVolumes: v.SnapshotVolumes, VolumeData: v.VolumeData}
 		pvc := &corev1.PersistentVolumeClaim{}
 		switch err := s.Reader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.Name}, pvc); {
 		case apierrors.IsNotFound(err):
@@ -48,7 +48,7 @@ func (s Scanner) Volumes(ctx context.Context, nodes []plan.Node, v *cleanupv1alp
 		}
 		in.Claim.VolumeName = pvc.Spec.VolumeName
 		in.Bound = pvc.Status.Phase == corev1.ClaimBound
-		in.ClassAnnotation = pvc.Annotations[plan.SnapshotClassPVCAnnotation]
+		in.ClassAnnotation = pvc.Annotations[decide.SnapshotClassPVCAnnotation]
 		if in.Bound && pvc.Spec.VolumeName != "" {
 			pv := &corev1.PersistentVolume{}
 			switch err := s.Reader.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, pv); {
@@ -62,14 +62,14 @@ func (s Scanner) Volumes(ctx context.Context, nodes []plan.Node, v *cleanupv1alp
 				}
 			}
 		}
-		out = append(out, plan.DecideVolume(in))
+		out = append(out, decide.DecideVolume(in))
 	}
 	return out, nil
 }
 
 // snapshotClasses are the cluster's VolumeSnapshotClasses; none where
 // external-snapshotter's CRDs are not installed.
-func (s Scanner) snapshotClasses(ctx context.Context) ([]plan.SnapshotClass, error) {
+func (s Scanner) snapshotClasses(ctx context.Context) ([]decide.SnapshotClass, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(snapshotClassKind)
 	if err := s.Reader.List(ctx, list); err != nil {
@@ -78,12 +78,12 @@ func (s Scanner) snapshotClasses(ctx context.Context) ([]plan.SnapshotClass, err
 		}
 		return nil, fmt.Errorf("listing VolumeSnapshotClasses: %w", err)
 	}
-	out := make([]plan.SnapshotClass, 0, len(list.Items))
+	out := make([]decide.SnapshotClass, 0, len(list.Items))
 	for _, c := range list.Items {
 		driver, _, _ := unstructured.NestedString(c.Object, "driver")
-		_, labelled := c.GetLabels()[plan.SnapshotClassLabel]
-		out = append(out, plan.SnapshotClass{Name: c.GetName(), Driver: driver, Labelled: labelled,
-			Default: c.GetAnnotations()[plan.SnapshotClassDefaultAnnotation] == "true"})
+		_, labelled := c.GetLabels()[decide.SnapshotClassLabel]
+		out = append(out, decide.SnapshotClass{Name: c.GetName(), Driver: driver, Labelled: labelled,
+			Default: c.GetAnnotations()[decide.SnapshotClassDefaultAnnotation] == "true"})
 	}
 	return out, nil
 }

@@ -10,7 +10,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // Detaching a CRD takes update on every CRD (not patch: a server-side
@@ -37,17 +37,17 @@ func (c crdOutcome) held() string {
 		"%d CRDs the garbage collector is deleting (--cascade=foreground) stay until they are gone, and the ClusterExtension with them (foregroundDeletion)", c.heldTerminating)
 }
 
-// crdStep decides each owned CRD's fate (plan.ExtensionCRDFate): one the
+// crdStep decides each owned CRD's fate (decide.ExtensionCRDFate): one the
 // garbage collector may take (crds: Delete, no instance left) is left to
 // it; every other is detached from the extension (its ownerReference and
-// owner labels removed, plan.DetachFromExtension), so that the garbage
+// owner labels removed, decide.DetachFromExtension), so that the garbage
 // collector keeps it, with every instance left, once the extension goes.
 // A CRD already being deleted (--cascade=foreground) cannot be kept: the
 // step waits until it is gone, which it is once its instances are, unless
 // what is left of them is what the uninstall keeps (then it stays,
 // HasInstances). Its counts are those of the end: a CRD found gone counts
 // as deleted.
-func (r *Reconciler) crdStep(ctx context.Context, x *cleanup.Uninstall, in inputs, s plan.Settings) (crdOutcome, error) {
+func (r *Reconciler) crdStep(ctx context.Context, x *cleanup.Uninstall, in inputs, s decide.Settings) (crdOutcome, error) {
 	out := crdOutcome{done: true}
 	kept := map[string]int{}
 	collected, going := 0, 0
@@ -63,31 +63,31 @@ func (r *Reconciler) crdStep(ctx context.Context, x *cleanup.Uninstall, in input
 				return out, fmt.Errorf("listing the instances of CRD %s: %w", sc.Name, err)
 			}
 		}
-		fate := plan.ExtensionCRDFate(s, *sc, left)
+		fate := decide.ExtensionCRDFate(s, *sc, left)
 		switch {
-		case fate.Reason == plan.DeleteTerminating && left:
+		case fate.Reason == decide.DeleteTerminating && left:
 			// The operand step is done: what is left is what the uninstall keeps.
 			kept[cleanupv1alpha1.KeepHasInstances]++
-			x.Keep(cleanupv1alpha1.ObjectRef{Kind: plan.CRDKind, Name: sc.Name, Reason: cleanupv1alpha1.KeepHasInstances})
+			x.Keep(cleanupv1alpha1.ObjectRef{Kind: decide.CRDKind, Name: sc.Name, Reason: cleanupv1alpha1.KeepHasInstances})
 			out.heldTerminating++
 			continue
-		case fate.Reason == plan.DeleteTerminating:
+		case fate.Reason == decide.DeleteTerminating:
 			going++ // no instance left: the API server removes it in a moment
 			out.done = false
 			continue
-		case fate.Action == plan.ActionDelete:
+		case fate.Action == decide.ActionDelete:
 			collected++
 			continue
 		}
 		kept[fate.Reason]++
-		x.Keep(cleanupv1alpha1.ObjectRef{Kind: plan.CRDKind, Name: sc.Name, Reason: fate.Reason})
+		x.Keep(cleanupv1alpha1.ObjectRef{Kind: decide.CRDKind, Name: sc.Name, Reason: fate.Reason})
 		detached, err := r.detach(ctx, x, sc, in)
 		if err != nil {
 			return out, err
 		}
 		out.done = out.done && detached
 	}
-	x.Count(plan.CRDKind, collected+going, going, kept)
+	x.Count(decide.CRDKind, collected+going, going, kept)
 	return out, nil
 }
 
@@ -96,7 +96,7 @@ func (r *Reconciler) crdStep(ctx context.Context, x *cleanup.Uninstall, in input
 // collector removes with its last instance is gone before the CRD step
 // can see it, and the record still counts it, found and deleted (the CRD
 // step's count keeps the most found).
-func countTerminating(x *cleanup.Uninstall, scopes []plan.CRDScope) {
+func countTerminating(x *cleanup.Uninstall, scopes []decide.CRDScope) {
 	n := 0
 	for i := range scopes {
 		if !scopes[i].CRD.DeletionTimestamp.IsZero() {
@@ -104,7 +104,7 @@ func countTerminating(x *cleanup.Uninstall, scopes []plan.CRDScope) {
 		}
 	}
 	if n > 0 {
-		x.Count(plan.CRDKind, n, n, nil)
+		x.Count(decide.CRDKind, n, n, nil)
 	}
 }
 
@@ -118,8 +118,8 @@ func gone(err error) bool {
 // and owner labels from a CRD, guarded by the resourceVersion read in this
 // pass: a CRD changed meanwhile is read again on the next pass (detached
 // is false until then).
-func (r *Reconciler) detach(ctx context.Context, x *cleanup.Uninstall, sc *plan.CRDScope, in inputs) (detached bool, _ error) {
-	d, needed := plan.DetachFromExtension(sc.CRD, in.ext, in.sets)
+func (r *Reconciler) detach(ctx context.Context, x *cleanup.Uninstall, sc *decide.CRDScope, in inputs) (detached bool, _ error) {
+	d, needed := decide.DetachFromExtension(sc.CRD, in.ext, in.sets)
 	if !needed {
 		return true, nil
 	}
@@ -136,7 +136,7 @@ func (r *Reconciler) detach(ctx context.Context, x *cleanup.Uninstall, sc *plan.
 	case apierrors.IsConflict(err):
 		return false, nil
 	case apierrors.IsForbidden(err):
-		return false, &plan.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: "CustomResourceDefinition " + sc.Name,
+		return false, &decide.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: "CustomResourceDefinition " + sc.Name,
 			Message: fmt.Sprintf("csv-cleaner may not detach CRD %s from ClusterExtension %s: %v", sc.Name, in.ext.Name, err)}
 	case err != nil:
 		return false, fmt.Errorf("detaching CRD %s from ClusterExtension %s: %w", sc.Name, in.ext.Name, err)

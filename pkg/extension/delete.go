@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	ocv1 "github.com/operator-framework/operator-controller/api/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,96 +13,116 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
-// reconcileDelete is one pass of a deleting extension's uninstall, a
-// straight line: read it live (a pass while its Backup runs stops there:
-// Engine.WaitingOnBackup), gather what the decisions read, open its
-// record, classify the deletion (the cascade), start the record, run the
-// steps (the backup gate, the instances of its CRDs, then the CRDs' fate), then release the
-// extension, last. The record says Releasing before the finalizer's
-// removal and Completed only once it has succeeded.
+// reconcileDelete is a deleting extension's branch: one csv-cleaner
+// released already has its record completed; one it holds, read live, has
+// one pass of its uninstall run by the engine (cleanup.Engine.Uninstall).
 func (r *Reconciler) reconcileDelete(ctx context.Context, cached *metav1.PartialObjectMetadata, policy *cleanupv1alpha1.CleanupPolicy) (ctrl.Result, error) {
 	if !r.Finalizers.HeldBy(cached.Finalizers) {
-		return ctrl.Result{}, nil
+		// Released, and held by others' finalizers: a record whose release
+		// succeeded without its reply says Completed.
+		return ctrl.Result{}, r.FinishRelease(ctx, cleanup.Extensions, client.ObjectKeyFromObject(cached), cached)
 	}
 	ext := &ocv1.ClusterExtension{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(cached), ext); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, cleanup.InStep("read", client.IgnoreNotFound(err))
 	}
 	if !r.Finalizers.HeldBy(ext.Finalizers) || ext.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	now := time.Now()
-	verdict := plan.ClassifyExtension(ext.Finalizers)
-	var settings plan.Settings
-	if policy != nil {
-		settings = plan.SettingsOf(policy)
+	return r.Uninstall(ctx, &pass{owner: owner{r: r, ext: ext}}, policy)
+}
+
+// pass is one pass of an extension's uninstall: what the engine asks of the extension's side.
+type pass struct {
+	owner
+	// in is what the decisions read, gathered by Classify.
+	in      inputs
+	targets decide.NamespaceSet
+	// targetsProblem says why the targets cannot be known.
+	targetsProblem *decide.Problem
+	// crds is what the CRD step came to.
+	crds crdOutcome
+}
+
+var _ cleanup.Pass = (*pass)(nil)
+
+// Classify reads the cascade from the extension's finalizers (the record
+// keeps how the deletion began), gathers what the decisions read and says
+// what the uninstall is about to do.
+func (p *pass) Classify(ctx context.Context, u *cleanup.Uninstall) (cleanup.Verdict, error) {
+	verdict := decide.ClassifyExtension(p.ext.Finalizers)
+	keepCascade(u, verdict.Cascade)
+	if verdict.SkipReason != "" {
+		return cleanup.Verdict{SkipReason: verdict.SkipReason, Message: verdict.Message}, nil
 	}
-	if policy != nil && verdict.SkipReason == "" {
-		if requeue, waiting := r.Engine.WaitingOnBackup(ctx, cleanup.Extensions, ext, settings); waiting {
-			return ctrl.Result{RequeueAfter: requeue}, nil
-		}
+	var err error
+	if p.in, err = p.r.gather(ctx, p.ext); err != nil {
+		return cleanup.Verdict{}, err
 	}
-	in, err := r.gather(ctx, ext)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	x, err := r.Engine.Open(ctx, &owner{r: r, ext: ext, unavailable: r.operatorUnavailable(ext, in.sets)}, settings, now, false)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	x.KeepCascade(verdict.Cascade)
-	switch {
-	case verdict.SkipReason != "":
-		return ctrl.Result{}, x.Skip(ctx, verdict.SkipReason, verdict.Message)
-	case policy == nil:
-		return ctrl.Result{}, x.Skip(ctx, cleanupv1alpha1.ReasonUnmanaged, "no CleanupPolicy selects the ClusterExtension any more; nothing was deleted")
-	}
-	targets, targetsProblem := plan.ExtensionTargets(ext, settings)
-	start := cleanup.Start{Policy: policy.Name, Why: verdict.Message, About: aboutToDo(in.scopes, targets, settings)}
-	if verdict.Cascade == plan.CascadeForeground {
+	p.unavailable = p.r.operatorUnavailable(p.ext, p.in.sets)
+	p.targets, p.targetsProblem = decide.ExtensionTargets(p.ext, u.Settings())
+	start := cleanup.Start{Why: verdict.Message, About: aboutToDo(p.in.scopes, p.targets, u.Settings())}
+	if verdict.Cascade == decide.CascadeForeground {
 		start.WarnReason, start.Warning = "ForegroundCascade", verdict.Message
 	}
-	if err := x.Start(ctx, start); err != nil {
-		return ctrl.Result{}, err
-	}
+	return cleanup.Verdict{Start: start}, nil
+}
 
+// Steps are the instances of the extension's CRDs, then the CRDs' fate.
+func (p *pass) Steps(x *cleanup.Uninstall) []cleanup.Step {
 	// A CRD already being deleted (--cascade=foreground) stays in scope: its
 	// instances are still there, held by finalizers, until they are gone.
-	x.Scopes(in.scopes)
+	x.Scopes(p.in.scopes)
 	// A kind whose CRD is gone since an earlier pass has no instance left.
-	x.KindsGone(in.crdKinds)
+	x.KindsGone(p.in.crdKinds)
 	// The CRDs being deleted count from the first pass that sees them: the
 	// CRD step comes only once their instances are gone, and they may be
 	// gone with them.
-	countTerminating(x, in.scopes)
-	var crds crdOutcome
-	proceed, res, err := x.Run(ctx,
-		x.BackupStep(),
-		cleanup.Step{Name: "operands", Run: func(ctx context.Context) (bool, error) {
-			done, err := r.operandStep(ctx, x, in, targets, targetsProblem, settings)
-			return done, foregroundNote(x.Cascade(), err)
+	countTerminating(x, p.in.scopes)
+	return []cleanup.Step{
+		{Name: "operands", Run: func(ctx context.Context) (bool, error) {
+			done, err := p.r.operandStep(ctx, x, p.in, p.targets, p.targetsProblem, x.Settings())
+			return done, foregroundNote(cascadeOf(x), err)
 		}},
-		cleanup.Step{Name: "CRDs", Run: func(ctx context.Context) (done bool, err error) {
-			crds, err = r.crdStep(ctx, x, in, settings)
-			return crds.done, err
+		{Name: "CRDs", Run: func(ctx context.Context) (done bool, err error) {
+			p.crds, err = p.r.crdStep(ctx, x, p.in, x.Settings())
+			return p.crds.done, err
 		}},
-	)
-	if !proceed {
-		return res, err
 	}
-	return ctrl.Result{}, x.Release(ctx,
-		"Everything the policy asked for is done; removing csv-cleaner's finalizer from the ClusterExtension, after which the garbage collector removes what OLM v1 applied",
-		"Everything the policy asked for is done; the ClusterExtension is released"+crds.held())
+}
+
+// Released says what the extension's release does.
+func (p *pass) Released() (releasing, completed string) {
+	return "Everything the policy asked for is done; removing csv-cleaner's finalizer from the ClusterExtension, after which the garbage collector removes what OLM v1 applied",
+		"Everything the policy asked for is done; the ClusterExtension is released" + p.crds.held()
+}
+
+// keepCascade keeps in the record how the extension is being deleted: the
+// garbage collector takes the cascade's finalizer away once it is done
+// with the dependents, so the record keeps how the deletion began.
+func keepCascade(u *cleanup.Uninstall, c decide.Cascade) {
+	if rec, ok := u.RecordObject().(*cleanupv1alpha1.ExtensionCleanup); ok && (rec.Status.Cascade == "" || c != decide.CascadeBackground) {
+		rec.Status.Cascade = string(c)
+	}
+}
+
+// cascadeOf is how the extension is being deleted, as the record keeps it
+// from the deletion's start.
+func cascadeOf(u *cleanup.Uninstall) decide.Cascade {
+	if rec, ok := u.RecordObject().(*cleanupv1alpha1.ExtensionCleanup); ok {
+		return decide.Cascade(rec.Status.Cascade)
+	}
+	return decide.CascadeBackground
 }
 
 // foregroundNote adds to what blocks a foreground cascade that the CRDs
 // and the extension wait as long as it lasts.
-func foregroundNote(c plan.Cascade, err error) error {
-	var p *plan.Problem
-	if c != plan.CascadeForeground || !errors.As(err, &p) {
+func foregroundNote(c decide.Cascade, err error) error {
+	var p *decide.Problem
+	if c != decide.CascadeForeground || !errors.As(err, &p) {
 		return err
 	}
 	q := *p
@@ -115,7 +134,7 @@ func foregroundNote(c plan.Cascade, err error) error {
 // (or keeps them all, operands: Orphan), with the CSVs' operand machinery.
 // A CRD whose owner is in doubt, or targets csv-cleaner cannot read, block
 // it before anything is deleted.
-func (r *Reconciler) operandStep(ctx context.Context, x *cleanup.Uninstall, in inputs, targets plan.NamespaceSet, targetsProblem *plan.Problem, s plan.Settings) (bool, error) {
+func (r *Reconciler) operandStep(ctx context.Context, x *cleanup.Uninstall, in inputs, targets decide.NamespaceSet, targetsProblem *decide.Problem, s decide.Settings) (bool, error) {
 	switch {
 	case len(in.problems) > 0:
 		p := in.problems[0]
@@ -129,7 +148,7 @@ func (r *Reconciler) operandStep(ctx context.Context, x *cleanup.Uninstall, in i
 }
 
 // aboutToDo says, for a person, what the uninstall does.
-func aboutToDo(scopes []plan.CRDScope, targets plan.NamespaceSet, s plan.Settings) string {
+func aboutToDo(scopes []decide.CRDScope, targets decide.NamespaceSet, s decide.Settings) string {
 	names := make([]string, 0, len(scopes))
 	for _, sc := range scopes {
 		names = append(names, sc.Name)

@@ -6,22 +6,22 @@ import (
 	"testing"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 func TestForegroundNote(t *testing.T) {
-	blocked := &plan.Problem{Reason: cleanupv1alpha1.BlockedOperandsRemaining, Message: "4 operands still exist"}
+	blocked := &decide.Problem{Reason: cleanupv1alpha1.BlockedOperandsRemaining, Message: "4 operands still exist"}
 	other := errors.New("connection refused")
 	for _, tt := range []struct {
 		name    string
-		cascade plan.Cascade
+		cascade decide.Cascade
 		err     error
 		want    string
 	}{
-		{"a foreground cascade says what waits", plan.CascadeForeground, blocked, "4 operands still exist; the garbage collector is deleting their CRDs (--cascade=foreground)"},
-		{"a background cascade as it was", plan.CascadeBackground, blocked, "4 operands still exist"},
-		{"a failure that is no problem as it was", plan.CascadeForeground, other, "connection refused"},
-		{"nothing", plan.CascadeForeground, nil, ""},
+		{"a foreground cascade says what waits", decide.CascadeForeground, blocked, "4 operands still exist; the garbage collector is deleting their CRDs (--cascade=foreground)"},
+		{"a background cascade as it was", decide.CascadeBackground, blocked, "4 operands still exist"},
+		{"a failure that is no problem as it was", decide.CascadeForeground, other, "connection refused"},
+		{"nothing", decide.CascadeForeground, nil, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := foregroundNote(tt.cascade, tt.err)
@@ -36,18 +36,18 @@ func TestForegroundNote(t *testing.T) {
 }
 
 func TestAboutToDo(t *testing.T) {
-	scopes := []plan.CRDScope{{Name: "gadgets.example.com"}}
+	scopes := []decide.CRDScope{{Name: "gadgets.example.com"}}
 	for _, tt := range []struct {
 		name    string
-		targets plan.NamespaceSet
-		s       plan.Settings
+		targets decide.NamespaceSet
+		s       decide.Settings
 		want    []string
 	}{
-		{"defaults", plan.AllNamespaces(), plan.Settings{Operands: cleanupv1alpha1.Delete, CRDs: cleanupv1alpha1.Orphan},
+		{"defaults", decide.AllNamespaces(), decide.Settings{Operands: cleanupv1alpha1.Delete, CRDs: cleanupv1alpha1.Orphan},
 			[]string{"deleting the custom resources in every namespace", "gadgets.example.com", "detaching them"}},
-		{"a watch namespace, crds: Delete", plan.NewNamespaceSet([]string{"team-a"}), plan.Settings{Operands: cleanupv1alpha1.Delete, CRDs: cleanupv1alpha1.Delete},
+		{"a watch namespace, crds: Delete", decide.NewNamespaceSet([]string{"team-a"}), decide.Settings{Operands: cleanupv1alpha1.Delete, CRDs: cleanupv1alpha1.Delete},
 			[]string{"in its watch namespace", "leaving them to the garbage collector"}},
-		{"operands: Orphan", plan.AllNamespaces(), plan.Settings{Operands: cleanupv1alpha1.Orphan, CRDs: cleanupv1alpha1.Orphan},
+		{"operands: Orphan", decide.AllNamespaces(), decide.Settings{Operands: cleanupv1alpha1.Orphan, CRDs: cleanupv1alpha1.Orphan},
 			[]string{"keeping every custom resource (PolicyOrphan)"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,9 +18,9 @@
 // installed it whatever the policies say (reconcileSelf); that extension's
 // deletion is csv-cleaner's uninstall, which releases every finalizer it
 // placed and its own extension's last (pkg/self finds the extension and
-// decides; plan.FindSelfExtension picks it).
+// decides; decide.FindSelfExtension picks it).
 //
-// Every decision is pkg/plan's (the extension_*.go decisions); the
+// Every decision is pkg/decide's (the extension_*.go decisions); the
 // uninstall runs on the engine (pkg/cleanup), as a CSV's does: the record
 // (ExtensionCleanup), the deletion of a CRD's instances, the Events and the
 // metrics. Files: reconciler.go (the skeleton, the finalizer), delete.go
@@ -30,5 +30,5 @@
 // run), setup.go (the watches).
 //
 // It must not import the CSV controller (pkg/csv), nor reach into the
-// engine's record, nor decide what pkg/plan can decide.
+// engine's record, nor decide what pkg/decide can decide.
 package extension

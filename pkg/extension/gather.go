@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // +kubebuilder:rbac:groups=olm.operatorframework.io,resources=clusterobjectsets,verbs=list
@@ -22,23 +22,23 @@ import (
 
 // inputs are what the decisions of one pass read, live.
 type inputs struct {
-	ext  plan.Extension
+	ext  decide.Extension
 	sets map[types.UID]bool
 	// scopes are the CRDs the extension owns; problems block the uninstall.
-	scopes   []plan.CRDScope
-	problems []plan.Problem
+	scopes   []decide.CRDScope
+	problems []decide.Problem
 	// crdKinds are the kinds (Kind.group) of every CRD of the cluster.
 	crdKinds map[string]bool
 }
 
 // gather reads the extension's ClusterObjectSets (the Boxcutter applier's;
 // none where the kind is not served) and every CRD, and decides which
-// CRDs the extension owns (plan.ScopeExtensionCRDs).
+// CRDs the extension owns (decide.ScopeExtensionCRDs).
 func (r *Reconciler) gather(ctx context.Context, ext *ocv1.ClusterExtension) (inputs, error) {
-	in := inputs{ext: plan.ExtensionOf(ext)}
+	in := inputs{ext: decide.ExtensionOf(ext)}
 	sets := &metav1.PartialObjectMetadataList{}
-	sets.SetGroupVersionKind(ocv1.GroupVersion.WithKind(plan.ClusterObjectSetKind + "List"))
-	var setProblems []plan.Problem
+	sets.SetGroupVersionKind(ocv1.GroupVersion.WithKind(decide.ClusterObjectSetKind + "List"))
+	var setProblems []decide.Problem
 	switch err := r.APIReader.List(ctx, sets); {
 	case meta.IsNoMatchError(err):
 		in.sets = map[types.UID]bool{}
@@ -49,7 +49,7 @@ func (r *Reconciler) gather(ctx context.Context, ext *ocv1.ClusterExtension) (in
 		for i := range sets.Items {
 			objs[i] = &sets.Items[i]
 		}
-		in.sets, setProblems = plan.ControlledSets(in.ext, objs)
+		in.sets, setProblems = decide.ControlledSets(in.ext, objs)
 	}
 	crds := &apiextensionsv1.CustomResourceDefinitionList{}
 	if err := r.APIReader.List(ctx, crds); err != nil {
@@ -61,29 +61,29 @@ func (r *Reconciler) gather(ctx context.Context, ext *ocv1.ClusterExtension) (in
 		all[i] = &crds.Items[i]
 		in.crdKinds[crds.Items[i].Spec.Names.Kind+"."+crds.Items[i].Spec.Group] = true
 	}
-	in.scopes, in.problems = plan.ScopeExtensionCRDs(plan.ExtensionScopeInput{Extension: in.ext, Sets: in.sets, CRDs: all})
+	in.scopes, in.problems = decide.ScopeExtensionCRDs(decide.ExtensionScopeInput{Extension: in.ext, Sets: in.sets, CRDs: all})
 	in.problems = append(setProblems, in.problems...)
 	return in, nil
 }
 
-// operatorUnavailable returns a plan.Problem naming the first of the
+// operatorUnavailable returns a decide.Problem naming the first of the
 // extension's Deployments (in its install namespace, owned by it) that is
 // being deleted or not Available, read live; nil when they all run, or when
 // there is none (then nothing is known, and nothing is claimed).
-func (r *Reconciler) operatorUnavailable(ext *ocv1.ClusterExtension, sets map[types.UID]bool) func(context.Context) (*plan.Problem, error) {
-	return func(ctx context.Context) (*plan.Problem, error) {
+func (r *Reconciler) operatorUnavailable(ext *ocv1.ClusterExtension, sets map[types.UID]bool) func(context.Context) (*decide.Problem, error) {
+	return func(ctx context.Context) (*decide.Problem, error) {
 		deps := &appsv1.DeploymentList{}
 		if err := r.APIReader.List(ctx, deps, client.InNamespace(ext.Spec.Namespace), client.MatchingLabels{
-			plan.ExtensionOwnerKindLabel: ocv1.ClusterExtensionKind, plan.ExtensionOwnerNameLabel: ext.Name}); err != nil {
+			decide.ExtensionOwnerKindLabel: ocv1.ClusterExtensionKind, decide.ExtensionOwnerNameLabel: ext.Name}); err != nil {
 			return nil, fmt.Errorf("listing the operator's Deployments in %s: %w", ext.Spec.Namespace, err)
 		}
 		for i := range deps.Items {
 			dep := &deps.Items[i]
-			if owned, _ := plan.OwnershipOf(dep, "Deployment", plan.ExtensionOf(ext), sets); owned == plan.NotOwned {
+			if owned, _ := decide.OwnershipOf(dep, "Deployment", decide.ExtensionOf(ext), sets); owned == decide.NotOwned {
 				continue
 			}
 			if state := objects.Down(dep); state != "" {
-				return plan.OperatorDown(client.ObjectKeyFromObject(dep).String(), state), nil
+				return decide.OperatorDown(client.ObjectKeyFromObject(dep).String(), state), nil
 			}
 		}
 		return nil, nil

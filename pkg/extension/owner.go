@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // owner is a deleting ClusterExtension as the engine knows it (cleanup.Owner).
@@ -16,7 +16,7 @@ type owner struct {
 	r   *Reconciler
 	ext *ocv1.ClusterExtension
 	// unavailable says why its operator is unavailable (Reconciler.operatorUnavailable).
-	unavailable func(context.Context) (*plan.Problem, error)
+	unavailable func(context.Context) (*decide.Problem, error)
 }
 
 var _ cleanup.Owner = (*owner)(nil)
@@ -27,7 +27,7 @@ func (o *owner) Title() string { return "ClusterExtension " + o.ext.Name }
 
 func (o *owner) Record() cleanup.RecordKind { return cleanup.Extensions }
 
-func (o *owner) OperatorUnavailable(ctx context.Context) (*plan.Problem, error) {
+func (o *owner) OperatorUnavailable(ctx context.Context) (*decide.Problem, error) {
 	return o.unavailable(ctx)
 }
 

@@ -11,12 +11,12 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // Plan reports what an uninstall of the ClusterExtension would delete and
 // keep right now, and why: it reads the cluster as the uninstall does
-// (gather) and prints the items of the same pkg/plan decisions. It only
+// (gather) and prints the items of the same pkg/decide decisions. It only
 // reads. An extension that is not being deleted is planned as if it were
 // deleted now, with kubectl's default (background) cascade. What the
 // garbage collector removes once the extension is released (its operator,
@@ -41,7 +41,7 @@ func planTo(ctx context.Context, reader client.Reader, name string, now time.Tim
 	if err != nil {
 		return nil, err
 	}
-	verdict := plan.ClassifyExtension(ext.Finalizers)
+	verdict := decide.ClassifyExtension(ext.Finalizers)
 	switch {
 	case policy == nil:
 		out.Verdict, out.Message = cleanup.VerdictUnmanaged, "no CleanupPolicy selects the ClusterExtension: deleting it leaves everything to the garbage collector, which deletes its CRDs with every custom resource"
@@ -55,13 +55,13 @@ func planTo(ctx context.Context, reader client.Reader, name string, now time.Tim
 		out.Verdict, out.Message = cleanup.VerdictUninstall, verdict.Message
 	}
 	out.Policy = policy.Name
-	settings := plan.SettingsOf(policy)
+	settings := decide.SettingsOf(policy)
 	out.PlanBackup(cleanup.Extensions, ext, settings)
-	in, err := (&Reconciler{APIReader: reader}).gather(ctx, ext)
+	in, err := (&Reconciler{Engine: &cleanup.Engine{APIReader: reader}}).gather(ctx, ext)
 	if err != nil {
 		return nil, err
 	}
-	targets, targetsProblem := plan.ExtensionTargets(ext, settings)
+	targets, targetsProblem := decide.ExtensionTargets(ext, settings)
 	orphan := ""
 	switch {
 	case len(in.problems) > 0:
@@ -74,15 +74,15 @@ func planTo(ctx context.Context, reader client.Reader, name string, now time.Tim
 		return out, nil
 	}
 	g := cleanup.Gatherer{Live: reader, Cached: reader}
-	decide := plan.OperandInput{Targets: targets, DeletionTime: *ext.DeletionTimestamp, Orphan: orphan,
-		Timeout: plan.TimeoutOf(settings, ext.DeletionTimestamp.Time, now)}
-	keptKinds, err := out.AddInstances(ctx, g, cleanup.Instances{Subject: ext, Scopes: in.scopes, Decide: decide, Settings: settings,
-		OperatorUnavailable: (&Reconciler{APIReader: reader}).operatorUnavailable(ext, in.sets), Depth: depth})
+	operandInput := decide.OperandInput{Targets: targets, DeletionTime: *ext.DeletionTimestamp, Orphan: orphan,
+		Timeout: decide.TimeoutOf(settings, ext.DeletionTimestamp.Time, now)}
+	keptKinds, err := out.AddInstances(ctx, g, cleanup.Instances{Subject: ext, Scopes: in.scopes, Decide: operandInput, Settings: settings,
+		OperatorUnavailable: (&Reconciler{Engine: &cleanup.Engine{APIReader: reader}}).operatorUnavailable(ext, in.sets), Depth: depth})
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range in.scopes {
-		out.Items = append(out.Items, plan.ExtensionCRDFate(settings, s, keptKinds[s.Kind]))
+		out.Items = append(out.Items, decide.ExtensionCRDFate(settings, s, keptKinds[s.Kind]))
 	}
 	return out, nil
 }

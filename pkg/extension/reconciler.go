@@ -14,27 +14,22 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
 
 // Reconciler puts csv-cleaner's finalizer on the ClusterExtensions a
 // policy selects and runs their uninstall when they are deleted.
 type Reconciler struct {
-	// Client reads from the cache and writes to the API server.
-	Client client.Client
-	// APIReader reads live, for every decision that deletes or detaches something.
-	APIReader client.Reader
-	// Finalizers names the finalizer (and legacy names) this instance owns.
-	Finalizers plan.Finalizers
-	// Engine runs the uninstalls, as it does the CSVs'.
-	Engine *cleanup.Engine
+	// Engine runs the uninstalls, as it does the CSVs'; its clients are the controller's.
+	*cleanup.Engine
 	// Life is csv-cleaner's own install: the extension that installed it is
 	// handled apart, and its uninstall releases every extension.
 	Life *self.Life
 
+	// written remembers what this process patched from the cache's copies.
 	written *finalizer.Written
 }
 
@@ -48,7 +43,7 @@ type Reconciler struct {
 // in the record once failures go on, as for CSVs.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	res, err := r.reconcile(ctx, req)
-	return r.Engine.SettleAttempt(ctx, cleanup.Extensions, req, res, err)
+	return r.SettleAttempt(ctx, cleanup.Extensions, req, res, err)
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -56,7 +51,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, ext); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Gone: a record whose release succeeded without its reply says Completed.
-			return ctrl.Result{}, r.Engine.FinishRelease(ctx, cleanup.Extensions, req.NamespacedName, nil)
+			return ctrl.Result{}, r.FinishRelease(ctx, cleanup.Extensions, req.NamespacedName, nil)
 		}
 		return ctrl.Result{}, err
 	}
@@ -73,7 +68,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if own {
 		return r.reconcileSelf(ctx, ext, fate, why)
 	}
-	if fate == plan.SelfUninstalled {
+	if fate == decide.SelfUninstalled {
 		// csv-cleaner is being uninstalled: it lets go of every extension.
 		return ctrl.Result{}, r.patchFinalizers(ctx, ext, r.Finalizers.Remove)
 	}
@@ -98,8 +93,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // leaves csv-cleaner's Deployment and RBAC in force while the extension is
 // deleting, and csv-cleaner removes every finalizer it placed before it
 // releases its own extension, last.
-func (r *Reconciler) reconcileSelf(ctx context.Context, ext *metav1.PartialObjectMetadata, fate plan.SelfFate, why string) (ctrl.Result, error) {
-	if fate != plan.SelfUninstalled {
+func (r *Reconciler) reconcileSelf(ctx context.Context, ext *metav1.PartialObjectMetadata, fate decide.SelfFate, why string) (ctrl.Result, error) {
+	if fate != decide.SelfUninstalled {
 		return ctrl.Result{}, r.patchFinalizers(ctx, ext, r.Finalizers.Ensure)
 	}
 	if !r.Finalizers.HeldBy(ext.Finalizers) {
@@ -114,7 +109,7 @@ func (r *Reconciler) reconcileSelf(ctx context.Context, ext *metav1.PartialObjec
 		// its own extension goes only after a pass that finds nothing left.
 		return ctrl.Result{RequeueAfter: self.ReleaseAgainAfter}, nil
 	}
-	r.Engine.Event(ext, corev1.EventTypeNormal, "FinalizersReleased", "Uninstall",
+	r.Event(ext, corev1.EventTypeNormal, "FinalizersReleased", "Uninstall",
 		"csv-cleaner removed every finalizer it placed on CSVs, ClusterExtensions and cluster RBAC; releasing its own ClusterExtension")
 	logr.FromContextOrDiscard(ctx).Info("Releasing csv-cleaner's own ClusterExtension, last")
 	return ctrl.Result{}, r.patchFinalizers(ctx, ext, r.Finalizers.Remove)
@@ -126,34 +121,14 @@ func policyOf(ctx context.Context, reader client.Reader, ext metav1.Object) (*cl
 	if err := reader.List(ctx, policies); err != nil {
 		return nil, fmt.Errorf("listing CleanupPolicies: %w", err)
 	}
-	sel, errs := plan.SelectExtensionPolicy(policies.Items, ext.GetLabels())
+	sel, errs := decide.SelectExtensionPolicy(policies.Items, ext.GetLabels())
 	for _, err := range errs {
 		logr.FromContextOrDiscard(ctx).Error(err, "Ignoring a CleanupPolicy whose selector cannot be read")
 	}
 	return sel.Winner, nil
 }
 
-// patchFinalizers applies edit to the extension's finalizers (finalizer.Patch:
-// a merge patch guarded by the resourceVersion, read again live on a
-// conflict); nothing is written when the list is right, and no finalizer is
-// added to an extension being deleted.
+// patchFinalizers applies edit to the extension's finalizers (finalizer.Edit).
 func (r *Reconciler) patchFinalizers(ctx context.Context, ext client.Object, edit func([]string) ([]string, bool)) error {
-	obj := objects.ExtensionMetadata()
-	obj.Name, obj.UID = ext.GetName(), ext.GetUID()
-	obj.ResourceVersion, obj.Finalizers, obj.DeletionTimestamp = ext.GetResourceVersion(), ext.GetFinalizers(), ext.GetDeletionTimestamp()
-	_, err := finalizer.PatchCached(ctx, r.APIReader, r.Client, r.written, obj, func(cur *metav1.PartialObjectMetadata) []string {
-		list, changed := edit(cur.Finalizers)
-		if !changed || (!cur.DeletionTimestamp.IsZero() && !finalizer.Subset(list, cur.Finalizers)) {
-			return nil // right already, or a finalizer cannot be added once deletion has started
-		}
-		logr.FromContextOrDiscard(ctx).V(1).Info("Patching finalizers", "finalizers", list)
-		return append([]string{}, list...)
-	})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("patching finalizers of ClusterExtension %s: %w", ext.GetName(), err)
-	}
-	return nil
+	return finalizer.Edit(ctx, r.APIReader, r.Client, r.written, objects.ExtensionKind, ext, edit)
 }

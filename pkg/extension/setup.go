@@ -55,14 +55,7 @@ func SetupIfServed(mgr ctrl.Manager, e *cleanup.Engine, life *self.Life, workers
 // metrics); life looks for the extension that installed csv-cleaner.
 func Setup(mgr ctrl.Manager, e *cleanup.Engine, life *self.Life, workers int) error {
 	life.WatchOwnExtension(mgr.GetAPIReader())
-	r := &Reconciler{
-		Client:     e.Client,
-		APIReader:  e.APIReader,
-		Finalizers: e.Finalizers,
-		Engine:     e,
-		Life:       life,
-		written:    &finalizer.Written{},
-	}
+	r := &Reconciler{Engine: e, Life: life, written: &finalizer.Written{}}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("clusterextension").
 		For(objects.ExtensionMetadata(), builder.WithPredicates(e.ObserveDeletions(), changed)).
@@ -72,7 +65,7 @@ func Setup(mgr ctrl.Manager, e *cleanup.Engine, life *self.Life, workers int) er
 		// stopped right after it) is completed once its extension is gone,
 		// after a restart too.
 		Watches(&cleanupv1alpha1.ExtensionCleanup{}, handler.EnqueueRequestsFromMapFunc(recordsExtension),
-			builder.WithPredicates(releasing)).
+			builder.WithPredicates(cleanup.Releasing)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, workers), RateLimiter: cleanup.RateLimiter()}).
 		Complete(r)
 }
@@ -104,12 +97,6 @@ func (r *Reconciler) allExtensions(ctx context.Context, _ client.Object) []recon
 	}
 	return reqs
 }
-
-// releasing lets through the records that say Releasing.
-var releasing = predicate.NewPredicateFuncs(func(obj client.Object) bool {
-	rec, ok := obj.(*cleanupv1alpha1.ExtensionCleanup)
-	return ok && rec.Status.Phase == cleanupv1alpha1.PhaseReleasing
-})
 
 // recordsExtension maps a record to its ClusterExtension.
 func recordsExtension(_ context.Context, obj client.Object) []reconcile.Request {

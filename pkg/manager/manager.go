@@ -15,15 +15,15 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/extension"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
 
 // SetupOptions configure csv-cleaner's controllers.
 type SetupOptions struct {
-	Finalizers              plan.Finalizers
+	Finalizers              decide.Finalizers
 	MaxConcurrentReconciles int
 	DeleteWorkers           int
 	// RBACHold is the finalizer that holds managed CSVs' cluster RBAC (rbac.HoldFinalizer by default).
@@ -51,7 +51,7 @@ type SetupOptions struct {
 func (o SetupOptions) Install() self.Install {
 	finalizers := o.Finalizers
 	if finalizers.Current == "" {
-		finalizers.Current = plan.DefaultFinalizer
+		finalizers.Current = decide.DefaultFinalizer
 	}
 	// The hold's name stays when the hold is off: releasing the holds
 	// placed before takes off that name, not the default.

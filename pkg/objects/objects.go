@@ -17,6 +17,14 @@ var (
 	ExtensionKind = ocv1.GroupVersion.WithKind(ocv1.ClusterExtensionKind)
 )
 
+// UninstallMessageAnnotation is a CSV's words, from its author, to whoever
+// uninstalls it; the OpenShift console shows it in its uninstall dialog.
+const UninstallMessageAnnotation = "operator.openshift.io/uninstall-message"
+
+// ConsolePluginsAnnotation names, on a CSV, the OpenShift ConsolePlugins it
+// ships, as a JSON list (decide.ConsolePlugins reads it).
+const ConsolePluginsAnnotation = "console.openshift.io/plugins"
+
 // Key is the namespace/name of an object.
 func Key(obj metav1.Object) types.NamespacedName {
 	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}

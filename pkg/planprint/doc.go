@@ -3,5 +3,5 @@
 // read, what the API server would refuse, the notes, the totals) or for a
 // program (JSON). It only formats: it reads nothing from the cluster and
 // decides nothing; the dry run is the engine's (pkg/cleanup), the
-// decisions pkg/plan's.
+// decisions pkg/decide's.
 package planprint

@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // Table prints a dry run for a person: the verdict, then one line per object.
@@ -35,6 +35,9 @@ func Table(w io.Writer, d *cleanup.DryRun) error {
 		verdict += " (" + d.Reason + ")"
 	}
 	printf("Verdict:\t%s: %s\n", verdict, d.Message)
+	if d.UninstallMessage != "" {
+		printf("Uninstall message:\t%s\n", strings.ReplaceAll(strings.TrimSpace(d.UninstallMessage), "\n", "\n\t"))
+	}
 	if len(d.Items) > 0 {
 		printf("\nACTION\tKIND\tNAMESPACE\tNAME\tREASON\n")
 		for _, it := range d.Items {
@@ -83,11 +86,11 @@ func Table(w io.Writer, d *cleanup.DryRun) error {
 	for _, n := range d.Notes {
 		printf("\nNote:\t%s\n", n)
 	}
-	printf("\n%d to delete, %d to keep", d.Count(plan.ActionDelete), d.Count(plan.ActionKeep))
+	printf("\n%d to delete, %d to keep", d.Count(decide.ActionDelete), d.Count(decide.ActionKeep))
 	if len(d.Dependents) > 0 || len(d.Volumes) > 0 {
 		printf("; %d dependents deleted with them, %d volumes", len(d.Dependents), len(d.Volumes))
 	}
-	if n := d.Count(plan.ActionUpdate); n > 0 {
+	if n := d.Count(decide.ActionUpdate); n > 0 {
 		printf(", %d to update", n)
 	}
 	if len(d.Unread) > 0 {
@@ -135,8 +138,8 @@ func namespaceList(ns []string) string {
 	switch {
 	case len(ns) == 0:
 		return "-"
-	case slices.Equal(ns, []string{plan.EveryNamespace}):
-		return plan.EveryNamespace + " (every namespace)"
+	case slices.Equal(ns, []string{decide.EveryNamespace}):
+		return decide.EveryNamespace + " (every namespace)"
 	}
 	return strings.Join(ns, ",")
 }

@@ -3,21 +3,22 @@ package planprint
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 func sample() *cleanup.DryRun {
 	return &cleanup.DryRun{
 		CSV: cleanup.CSVRef{Namespace: "operators", Name: "my-operator.v1"}, Policy: "default",
 		Verdict: "Incomplete", Message: "1 kind could not be read",
-		Items: []plan.Item{
-			{Action: plan.ActionDelete, Kind: "Widget.example.com", Namespace: "apps", Name: "w1", Reason: "Owned"},
-			{Action: plan.ActionKeep, Kind: "ClusterRole", Name: "my-operator-role", Reason: "SharedWithCSV", Message: "another CSV owns it"},
-			{Action: plan.ActionUpdate, Kind: "CustomResourceDefinition", Name: "widgets.example.com", Reason: "ConversionToNone"},
+		Items: []decide.Item{
+			{Action: decide.ActionDelete, Kind: "Widget.example.com", Namespace: "apps", Name: "w1", Reason: "Owned"},
+			{Action: decide.ActionKeep, Kind: "ClusterRole", Name: "my-operator-role", Reason: "SharedWithCSV", Message: "another CSV owns it"},
+			{Action: decide.ActionUpdate, Kind: "CustomResourceDefinition", Name: "widgets.example.com", Reason: "ConversionToNone"},
 		},
 		Unread:   []cleanup.Unread{{Kind: "Gadget.example.com", Reason: "ConversionFailed", Message: "connection refused"}},
 		Refusals: []cleanup.Foreseen{{Kind: "Widget.example.com", Reason: "Forbidden", Message: "may not delete"}},
@@ -83,12 +84,12 @@ func TestTableOfABackup(t *testing.T) {
 		namespaces []string
 		want       string
 	}{
-		{[]string{plan.EveryNamespace}, "namespaces * (every namespace); resources widgets.example.com"},
+		{[]string{decide.EveryNamespace}, "namespaces * (every namespace); resources widgets.example.com"},
 		{[]string{"a", "b"}, "namespaces a,b; resources widgets.example.com"},
 		{nil, "namespaces -; resources widgets.example.com"},
 	} {
 		var b bytes.Buffer
-		dry := &cleanup.DryRun{ClusterExtension: "my-extension", Verdict: "Uninstall", Items: []plan.Item{},
+		dry := &cleanup.DryRun{ClusterExtension: "my-extension", Verdict: "Uninstall", Items: []decide.Item{},
 			Backup: &cleanup.BackupForeseen{Tool: "Velero", Namespace: "velero", Name: "csv-cleaner-x", Planned: 2, Namespaces: tt.namespaces, Resources: []string{"widgets.example.com"}}}
 		if err := Table(&b, dry); err != nil {
 			t.Fatal(err)
@@ -102,13 +103,13 @@ func TestTableOfABackup(t *testing.T) {
 // TestTableOfDependents lists the dependents and the volumes apart from the
 // items, and counts them apart.
 func TestTableOfDependents(t *testing.T) {
-	claim := plan.Held{Kind: "PersistentVolumeClaim", Resource: "persistentvolumeclaims", Namespace: "a", Name: "data"}
+	claim := decide.Held{Kind: "PersistentVolumeClaim", Resource: "persistentvolumeclaims", Namespace: "a", Name: "data"}
 	dry := &cleanup.DryRun{CSV: cleanup.CSVRef{Namespace: "ops", Name: "db.v1"}, Verdict: "Uninstall",
-		Items: []plan.Item{{Action: plan.ActionDelete, Kind: "Database.example.com", Namespace: "a", Name: "db", Reason: plan.DeleteOwnedOperand}},
-		Dependents: []plan.Held{{Kind: "Secret", Resource: "secrets", Namespace: "a", Name: "db-password"}, claim,
+		Items: []decide.Item{{Action: decide.ActionDelete, Kind: "Database.example.com", Namespace: "a", Name: "db", Reason: decide.DeleteOwnedOperand}},
+		Dependents: []decide.Held{{Kind: "Secret", Resource: "secrets", Namespace: "a", Name: "db-password"}, claim,
 			{Group: "example.com", Kind: "Snapshot", Resource: "snapshots", Namespace: "a", Name: "nightly"}},
-		Volumes: []plan.Volume{{Claim: claim, VolumeName: "pv-1", Driver: "csi.example.com", SnapshotClass: "snap", Snapshot: true},
-			{Claim: plan.Held{Kind: "PersistentVolumeClaim", Namespace: "a", Name: "scratch"}, Note: "not bound to a volume: no data to back up"}}}
+		Volumes: []decide.Volume{{Claim: claim, VolumeName: "pv-1", Driver: "csi.example.com", SnapshotClass: "snap", Snapshot: true},
+			{Claim: decide.Held{Kind: "PersistentVolumeClaim", Namespace: "a", Name: "scratch"}, Note: "not bound to a volume: no data to back up"}}}
 	var b bytes.Buffer
 	if err := Table(&b, dry); err != nil {
 		t.Fatal(err)
@@ -119,5 +120,25 @@ func TestTableOfDependents(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestTableOfUninstallMessage shows the operator author's words under the
+// verdict, each of their lines in the value's column.
+func TestTableOfUninstallMessage(t *testing.T) {
+	dry := &cleanup.DryRun{CSV: cleanup.CSVRef{Namespace: "ops", Name: "db.v1"}, Verdict: "Uninstall", Message: "CSV is being uninstalled",
+		UninstallMessage: "Delete the Databases first.\nTheir volumes stay.\n"}
+	var b bytes.Buffer
+	if err := Table(&b, dry); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "Uninstall message:") })
+	if i < 0 || i+1 >= len(lines) {
+		t.Fatalf("no uninstall message:\n%s", b.String())
+	}
+	col := strings.Index(lines[i], "Delete the Databases first.")
+	if col < 0 || strings.Index(lines[i+1], "Their volumes stay.") != col {
+		t.Errorf("the message's lines are not in one column:\n%s", b.String())
 	}
 }

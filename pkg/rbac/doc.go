@@ -15,7 +15,7 @@
 // as (RunningIdentities, identity.go) and asks about its rights
 // (AccessReview).
 //
-// It must not decide an uninstall's fate (pkg/plan does), nor write
+// It must not decide an uninstall's fate (pkg/decide does), nor write
 // anything of an RBAC object but its finalizers and, with clusterRBAC:
 // Delete, its deletion.
 package rbac

@@ -1,7 +1,7 @@
 // Package self is csv-cleaner's own life cycle.
 //
 // Life says what is happening to csv-cleaner's own install (fate.go,
-// plan.DecideSelf: installed, replaced by another version, or
+// decide.DecideSelf: installed, replaced by another version, or
 // uninstalled), whether OLM v0 installed it (its own CSV) or OLM v1 (the
 // ClusterExtension that installed it, extension.go). Its uninstall
 // removes every finalizer it placed (Releaser, release.go), in the

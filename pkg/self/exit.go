@@ -9,13 +9,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
 // ReleaseOnExit runs after a signal stopped csv-cleaner's manager: on
 // SIGTERM the kubelet gives a pod its termination grace period, and when
-// csv-cleaner is stopping because it is being uninstalled (plan.DecideSelf: its
+// csv-cleaner is stopping because it is being uninstalled (decide.DecideSelf: its
 // namespace is terminating, or its CSV is deleted with no CSV replacing it)
 // it uses that time to remove every finalizer it placed, its own CSV's
 // last. That is the only chance when its namespace is deleted: the
@@ -40,14 +40,14 @@ func ReleaseOnExit(ctx context.Context, c client.Client, o Install) error {
 	if err != nil {
 		return err
 	}
-	fate, why := plan.DecideSelf(in)
+	fate, why := decide.DecideSelf(in)
 	rl := Releaser{Live: c, Writer: c, Finalizers: o.Finalizers, Hold: rbac.HoldName(o.Hold), Self: o.Self,
 		Workers: max(1, o.Workers), Reporter: reporter()}
 	switch fate {
-	case plan.SelfInstalled:
+	case decide.SelfInstalled:
 		log.Info("Stopping; csv-cleaner is not being uninstalled, so every finalizer stays for the next csv-cleaner to run")
 		return nil
-	case plan.SelfReplaced:
+	case decide.SelfReplaced:
 		log.Info("Stopping; another version takes over, so csv-cleaner releases only its own CSV and RBAC", "why", why)
 		_, err := rl.ReleaseSelf(ctx)
 		return err

@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // lookEvery spaces the live LISTs of ClusterExtensions while none is
@@ -21,19 +21,19 @@ import (
 const lookEvery = 30 * time.Second
 
 // ownExtension finds and remembers the ClusterExtension that installed
-// csv-cleaner (plan.FindSelfExtension), for an install by OLM v1, which
+// csv-cleaner (decide.FindSelfExtension), for an install by OLM v1, which
 // sets no OPERATOR_CONDITION_NAME.
 type ownExtension struct {
 	reader    client.Reader // live
 	namespace string
 
 	mu       sync.Mutex
-	found    *plan.SelfExtension
+	found    *decide.SelfExtension
 	lastLook time.Time
 }
 
 // get is csv-cleaner's own ClusterExtension, nil when none is known.
-func (s *ownExtension) get(ctx context.Context) (*plan.SelfExtension, error) {
+func (s *ownExtension) get(ctx context.Context) (*decide.SelfExtension, error) {
 	if s == nil {
 		return nil, nil
 	}
@@ -48,7 +48,7 @@ func (s *ownExtension) get(ctx context.Context) (*plan.SelfExtension, error) {
 // consider looks again at once when the extension called name, read live,
 // is one csv-cleaner could have been installed by: the periodic look may
 // have come just before it was created.
-func (s *ownExtension) consider(ctx context.Context, name string) (*plan.SelfExtension, error) {
+func (s *ownExtension) consider(ctx context.Context, name string) (*decide.SelfExtension, error) {
 	if s == nil {
 		return nil, nil
 	}
@@ -61,7 +61,7 @@ func (s *ownExtension) consider(ctx context.Context, name string) (*plan.SelfExt
 	if err := s.reader.Get(ctx, client.ObjectKey{Name: name}, ext); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if c, _ := plan.FindSelfExtension(s.namespace, []ocv1.ClusterExtension{*ext}); c == nil {
+	if c, _ := decide.FindSelfExtension(s.namespace, []ocv1.ClusterExtension{*ext}); c == nil {
 		return nil, nil
 	}
 	// A candidate: only a look at all of them can tell that it is the only one.
@@ -69,13 +69,13 @@ func (s *ownExtension) consider(ctx context.Context, name string) (*plan.SelfExt
 }
 
 // look lists the ClusterExtensions live and remembers csv-cleaner's own; s.mu is held.
-func (s *ownExtension) look(ctx context.Context) (*plan.SelfExtension, error) {
+func (s *ownExtension) look(ctx context.Context) (*decide.SelfExtension, error) {
 	s.lastLook = time.Now()
 	list := &ocv1.ClusterExtensionList{}
 	if err := s.reader.List(ctx, list); err != nil {
 		return nil, fmt.Errorf("listing ClusterExtensions to find csv-cleaner's own: %w", err)
 	}
-	found, err := plan.FindSelfExtension(s.namespace, list.Items)
+	found, err := decide.FindSelfExtension(s.namespace, list.Items)
 	if err != nil {
 		logr.FromContextOrDiscard(ctx).Error(err, "Treating no ClusterExtension as csv-cleaner's own")
 		return nil, nil
@@ -123,20 +123,20 @@ func (l *Life) IsOwnExtension(ctx context.Context, ext metav1.Object) (bool, err
 // installed csv-cleaner: its deletion, or its absence once known, is
 // csv-cleaner's uninstall. OLM v1 upgrades an extension in place, so a
 // deleted extension is never replaced by another version.
-func (l *Life) extensionFate(ctx context.Context) (plan.SelfFate, string, error) {
+func (l *Life) extensionFate(ctx context.Context) (decide.SelfFate, string, error) {
 	self, err := l.ext.get(ctx)
 	if err != nil || self == nil {
-		return plan.SelfInstalled, "", err
+		return decide.SelfInstalled, "", err
 	}
 	ext := &metav1.PartialObjectMetadata{}
 	ext.SetGroupVersionKind(objects.ExtensionKind)
 	switch err := l.Cached.Get(ctx, client.ObjectKey{Name: self.Name}, ext); {
 	case apierrors.IsNotFound(err), err == nil && ext.UID != self.UID:
-		return plan.SelfUninstalled, fmt.Sprintf("its ClusterExtension %s is gone", self.Name), nil
+		return decide.SelfUninstalled, fmt.Sprintf("its ClusterExtension %s is gone", self.Name), nil
 	case err != nil:
-		return plan.SelfInstalled, "", fmt.Errorf("getting csv-cleaner's own ClusterExtension %s: %w", self.Name, err)
+		return decide.SelfInstalled, "", fmt.Errorf("getting csv-cleaner's own ClusterExtension %s: %w", self.Name, err)
 	case !ext.DeletionTimestamp.IsZero():
-		return plan.SelfUninstalled, fmt.Sprintf("its ClusterExtension %s is deleted", self.Name), nil
+		return decide.SelfUninstalled, fmt.Sprintf("its ClusterExtension %s is deleted", self.Name), nil
 	}
-	return plan.SelfInstalled, "", nil
+	return decide.SelfInstalled, "", nil
 }

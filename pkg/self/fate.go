@@ -11,11 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
-// Fate says what is happening to csv-cleaner's own install (plan.DecideSelf).
+// Fate says what is happening to csv-cleaner's own install (decide.DecideSelf).
 // While it is installed that takes two reads of the cache (its namespace and
 // its CSV's metadata); only once its CSV is deleted or gone does it read the
 // CSVs and Subscriptions of its namespace live. A replacement or an
@@ -23,17 +23,17 @@ import (
 // (a reinstall re-creates it); a terminating namespace turns a replacement
 // into an uninstall. Installed by OLM v1 (no CSV of its own), it is what
 // happens to its ClusterExtension (extensionFate). Both controllers ask.
-func (l *Life) Fate(ctx context.Context) (plan.SelfFate, string, error) {
+func (l *Life) Fate(ctx context.Context) (decide.SelfFate, string, error) {
 	ns := l.namespace()
 	if ns == "" {
-		return plan.SelfInstalled, "", nil
+		return decide.SelfInstalled, "", nil
 	}
 	namespace := &corev1.Namespace{}
 	if err := l.Cached.Get(ctx, client.ObjectKey{Name: ns}, namespace); err != nil && !apierrors.IsNotFound(err) {
-		return plan.SelfInstalled, "", fmt.Errorf("getting csv-cleaner's namespace %s: %w", ns, err)
+		return decide.SelfInstalled, "", fmt.Errorf("getting csv-cleaner's namespace %s: %w", ns, err)
 	}
 	if !namespace.DeletionTimestamp.IsZero() {
-		fate, why := plan.DecideSelf(plan.SelfInput{Self: l.Self, NamespaceTerminating: true})
+		fate, why := decide.DecideSelf(decide.SelfInput{Self: l.Self, NamespaceTerminating: true})
 		return fate, why, nil
 	}
 	if l.Self.Name == "" {
@@ -42,33 +42,33 @@ func (l *Life) Fate(ctx context.Context) (plan.SelfFate, string, error) {
 	self := objects.CSVMetadata()
 	err := l.Cached.Get(ctx, l.Self, self)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return plan.SelfInstalled, "", fmt.Errorf("getting csv-cleaner's own CSV %s: %w", l.Self, err)
+		return decide.SelfInstalled, "", fmt.Errorf("getting csv-cleaner's own CSV %s: %w", l.Self, err)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err == nil && self.DeletionTimestamp.IsZero() {
 		// Installed (again, after a reinstall): what was seen before is over.
-		l.seen, l.why = plan.SelfInstalled, ""
-		return plan.SelfInstalled, "", nil
+		l.seen, l.why = decide.SelfInstalled, ""
+		return decide.SelfInstalled, "", nil
 	}
-	if l.seen != plan.SelfInstalled {
+	if l.seen != decide.SelfInstalled {
 		return l.seen, l.why, nil
 	}
 	in, err := readInput(ctx, l.Live, l.Self, ns)
 	if err != nil {
-		return plan.SelfInstalled, "", err
+		return decide.SelfInstalled, "", err
 	}
-	fate, why := plan.DecideSelf(in)
-	if fate != plan.SelfInstalled {
+	fate, why := decide.DecideSelf(in)
+	if fate != decide.SelfInstalled {
 		logr.FromContextOrDiscard(ctx).Info("csv-cleaner's own CSV is being deleted", "self", l.Self, "fate", fate.String(), "why", why)
 		l.seen, l.why = fate, why
 	}
 	return fate, why, nil
 }
 
-// readInput reads with reader what plan.DecideSelf needs.
-func readInput(ctx context.Context, reader client.Reader, self types.NamespacedName, namespace string) (plan.SelfInput, error) {
-	in := plan.SelfInput{Self: self}
+// readInput reads with reader what decide.DecideSelf needs.
+func readInput(ctx context.Context, reader client.Reader, self types.NamespacedName, namespace string) (decide.SelfInput, error) {
+	in := decide.SelfInput{Self: self}
 	if namespace == "" {
 		return in, nil
 	}

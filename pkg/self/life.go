@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
@@ -26,7 +26,7 @@ type Install struct {
 	// terminating, csv-cleaner is being uninstalled. "" when not known.
 	Namespace string
 	// Finalizers are the finalizer (and legacy names) it places on CSVs and ClusterExtensions.
-	Finalizers plan.Finalizers
+	Finalizers decide.Finalizers
 	// Hold is the finalizer it places on cluster RBAC (rbac.HoldName).
 	Hold string
 	// Workers is how many patches a release has in flight at once.
@@ -55,7 +55,7 @@ type Life struct {
 	// seen remembers a replacement or an uninstall of its own CSV once
 	// seen (Fate), with why.
 	mu   sync.Mutex
-	seen plan.SelfFate
+	seen decide.SelfFate
 	why  string
 	// ext is the ClusterExtension that installed csv-cleaner, when OLM v1
 	// did (WatchOwnExtension); nil otherwise.

@@ -20,9 +20,9 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/pkg/transient"
 )
@@ -54,7 +54,7 @@ type Releaser struct {
 	Live   client.Reader
 	Writer client.Writer
 	// Finalizers are the CSV finalizer names to remove.
-	Finalizers plan.Finalizers
+	Finalizers decide.Finalizers
 	// Hold is the RBAC hold finalizer to remove.
 	Hold string
 	// Self is csv-cleaner's own CSV (empty name outside OLM): ReleaseOthers

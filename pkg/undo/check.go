@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 )
 
 // The states of an object an undo restores.
@@ -26,8 +26,8 @@ const (
 
 // Row is one object the uninstall destroyed, and where the undo left it.
 type Row struct {
-	Object plan.Held `json:"object"`
-	State  string    `json:"state"`
+	Object decide.Held `json:"object"`
+	State  string      `json:"state"`
 	// Volume says, for a PersistentVolumeClaim, what it is bound to.
 	Volume string `json:"volume,omitempty"`
 	// Problem says what is wrong with a restored object (a claim not bound
@@ -38,15 +38,15 @@ type Row struct {
 // inventory says which of some objects are there: a LIST of each of
 // their kinds (as metadata, every namespace), not a GET of each object.
 type inventory struct {
-	there map[plan.Held]bool
+	there map[decide.Held]bool
 	// claims are the PersistentVolumeClaims there, by namespace/name.
 	claims map[string]*corev1.PersistentVolumeClaim
 }
 
 // take lists, for each kind of objects, what is there now. A kind that is
 // not served (its CRD is gone) has nothing there.
-func take(ctx context.Context, c client.Client, wanted []plan.Held) (*inventory, error) {
-	inv := &inventory{there: map[plan.Held]bool{}, claims: map[string]*corev1.PersistentVolumeClaim{}}
+func take(ctx context.Context, c client.Client, wanted []decide.Held) (*inventory, error) {
+	inv := &inventory{there: map[decide.Held]bool{}, claims: map[string]*corev1.PersistentVolumeClaim{}}
 	listed := map[schema.GroupKind]bool{}
 	for _, h := range wanted {
 		gk := schema.GroupKind{Group: h.Group, Kind: h.Kind}
@@ -69,7 +69,7 @@ func take(ctx context.Context, c client.Client, wanted []plan.Held) (*inventory,
 		}
 		err = objects.ListPages(ctx, c, objects.MetadataList(m.GroupVersionKind), pageSize, func(l *metav1.PartialObjectMetadataList) error {
 			for _, o := range l.Items {
-				inv.there[plan.Held{Group: h.Group, Kind: h.Kind, Resource: m.Resource.Resource, Namespace: o.Namespace, Name: o.Name}] = true
+				inv.there[decide.Held{Group: h.Group, Kind: h.Kind, Resource: m.Resource.Resource, Namespace: o.Namespace, Name: o.Name}] = true
 			}
 			return nil
 		})
@@ -90,14 +90,14 @@ func (inv *inventory) takeClaims(ctx context.Context, c client.Client) error {
 			for i := range l.Items {
 				pvc := &l.Items[i]
 				inv.claims[pvc.Namespace+"/"+pvc.Name] = pvc
-				inv.there[plan.Held{Kind: "PersistentVolumeClaim", Resource: "persistentvolumeclaims", Namespace: pvc.Namespace, Name: pvc.Name}] = true
+				inv.there[decide.Held{Kind: "PersistentVolumeClaim", Resource: "persistentvolumeclaims", Namespace: pvc.Namespace, Name: pvc.Name}] = true
 			}
 			return nil
 		})
 }
 
 // has reports whether the object is there.
-func (inv *inventory) has(h plan.Held) bool { return inv.there[h] }
+func (inv *inventory) has(h decide.Held) bool { return inv.there[h] }
 
 // claimVolume says what a claim there is bound to; problem is set when it
 // is not bound to a volume made from its snapshot (snapshot: the backup

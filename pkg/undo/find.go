@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
 
@@ -64,7 +64,7 @@ func find(ctx context.Context, c client.Client, o Owner, veleroNamespace string)
 		return backupAndDestroyed(ctx, v, st.Name, "the uninstall's record")
 	}
 	v := velero.Client{Live: c, Writer: c, Namespace: veleroNamespace}
-	backups, err := v.Backups(ctx, plan.OwnerHash(o.Kind(), o.Namespace, o.Name))
+	backups, err := v.Backups(ctx, decide.OwnerHash(o.Kind(), o.Namespace, o.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func backupAndDestroyed(ctx context.Context, v velero.Client, name, from string)
 	if b == nil {
 		return nil, fmt.Errorf("%w: Velero's Backup %s/%s, which %s names, does not exist (expired, or deleted)", errNoBackup, v.Namespace, name, from)
 	}
-	if b.Phase != plan.BackupPhaseCompleted {
+	if b.Phase != decide.BackupPhaseCompleted {
 		return nil, fmt.Errorf("%w: Velero's Backup %s/%s is %s", errNoBackup, v.Namespace, name, b.Phase)
 	}
 	d, err := v.ReadDestroyed(ctx, name)

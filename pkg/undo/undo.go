@@ -13,7 +13,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
 
@@ -81,7 +81,7 @@ func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
-	var missing []plan.Held
+	var missing []decide.Held
 	for _, h := range wanted {
 		row := Row{Object: h, State: StatePresent}
 		if !before.has(h) {
@@ -93,7 +93,7 @@ func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	after := before
 	if len(missing) > 0 {
 		res.Restore = restoreName(f.backup.Name, missing)
-		owner := velero.Owner{Title: f.destroyed.Owner, Hash: plan.OwnerHash(o.Owner.Kind(), o.Owner.Namespace, o.Owner.Name)}
+		owner := velero.Owner{Title: f.destroyed.Owner, Hash: decide.OwnerHash(o.Owner.Kind(), o.Owner.Namespace, o.Owner.Name)}
 		if err := f.velero.CreateRestore(ctx, res.Restore, owner, velero.RestoreSpec{Backup: f.backup, Objects: missing, Excluded: Excluded}); err != nil {
 			return res, err
 		}
@@ -128,10 +128,10 @@ func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 // and its CRDs only without the operator (a reinstalled operator brings
 // its own); the CRDs first, then what it deleted, then the dependents, each
 // by resource, namespace and name.
-func restorable(d *velero.Destroyed, withoutOperator bool) []plan.Held {
-	var out []plan.Held
-	rank := map[plan.Held]int{}
-	for i, group := range [][]plan.Held{d.Deleted, d.Dependents} {
+func restorable(d *velero.Destroyed, withoutOperator bool) []decide.Held {
+	var out []decide.Held
+	rank := map[decide.Held]int{}
+	for i, group := range [][]decide.Held{d.Deleted, d.Dependents} {
 		for _, h := range group {
 			switch {
 			case slices.Contains(Excluded, h.ResourceOf()):
@@ -146,7 +146,7 @@ func restorable(d *velero.Destroyed, withoutOperator bool) []plan.Held {
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b plan.Held) int {
+	slices.SortStableFunc(out, func(a, b decide.Held) int {
 		return cmp.Or(cmp.Compare(rank[a], rank[b]), strings.Compare(a.ResourceOf()+"/"+a.Namespace+"/"+a.Name, b.ResourceOf()+"/"+b.Namespace+"/"+b.Name))
 	})
 	return out
@@ -156,7 +156,7 @@ func restorable(d *velero.Destroyed, withoutOperator bool) []plan.Held {
 // same objects, so that an undo interrupted and run again follows the
 // Restore it made rather than make a second; at most 63 characters, as
 // Velero's labels take it.
-func restoreName(backup string, missing []plan.Held) string {
+func restoreName(backup string, missing []decide.Held) string {
 	h := sha256.New()
 	for _, m := range missing {
 		_, _ = fmt.Fprintf(h, "%s/%s/%s\n", m.ResourceOf(), m.Namespace, m.Name)

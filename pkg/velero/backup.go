@@ -15,12 +15,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // Labels and annotations of the Backups, ConfigMaps and DownloadRequests
 // csv-cleaner makes: OwnerLabel finds an owner's Backups by its kind,
-// namespace and name (plan.OwnerHash) when its record is gone.
+// namespace and name (decide.OwnerHash) when its record is gone.
 const (
 	ManagedByLabel  = "app.kubernetes.io/managed-by"
 	ManagedBy       = "csv-cleaner"
@@ -47,7 +47,7 @@ type Backup struct {
 type Owner struct {
 	UID   types.UID
 	Title string
-	// Hash is plan.OwnerHash of its kind, namespace and name.
+	// Hash is decide.OwnerHash of its kind, namespace and name.
 	Hash string
 }
 
@@ -81,7 +81,7 @@ func (c Client) Backup(ctx context.Context, name string) (*Backup, error) {
 // that it goes when Velero deletes the Backup. One that exists already
 // (made by an earlier pass whose reply was lost, or by another
 // csv-cleaner) is the same Backup: it is not an error.
-func (c Client) CreateBackup(ctx context.Context, name string, owner Owner, content plan.BackupContent, s *cleanupv1alpha1.VeleroBackup) error {
+func (c Client) CreateBackup(ctx context.Context, name string, owner Owner, content decide.BackupContent, s *cleanupv1alpha1.VeleroBackup) error {
 	policy, namespaces, err := BackupPolicy(content, c.Namespace, name)
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // Velero's kinds (velero.io/v1).
@@ -29,8 +29,8 @@ type Client struct {
 }
 
 // Unavailable is the problem of a Velero that cannot take the backup.
-func Unavailable(object, format string, args ...any) *plan.Problem {
-	return &plan.Problem{Reason: cleanupv1alpha1.BlockedBackupUnavailable, Object: object, Message: fmt.Sprintf(format, args...)}
+func Unavailable(object, format string, args ...any) *decide.Problem {
+	return &decide.Problem{Reason: cleanupv1alpha1.BlockedBackupUnavailable, Object: object, Message: fmt.Sprintf(format, args...)}
 }
 
 // absent turns a request that found no Velero kind into the problem that

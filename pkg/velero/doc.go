@@ -10,6 +10,6 @@
 // request that finds no Velero kind is a BackupUnavailable problem).
 //
 // It owns no decision: which phases open the gate, what the Backup holds
-// and whether its list holds the plan are pkg/plan's; when to look again
+// and whether its list holds the plan are pkg/decide's; when to look again
 // and what the record says are the engine's.
 package velero

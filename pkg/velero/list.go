@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 const (
@@ -95,7 +95,7 @@ type volumeInfo struct {
 // BackupVolumeInfos, gzipped JSON), as the resource list is read. A Backup
 // whose storage holds no such file (made by a Velero before v1.13) holds
 // no volume.
-func (c Client) VolumeBackups(ctx context.Context, b *Backup, now time.Time) ([]plan.VolumeBackup, bool, error) {
+func (c Client) VolumeBackups(ctx context.Context, b *Backup, now time.Time) ([]decide.VolumeBackup, bool, error) {
 	var infos []volumeInfo
 	ready, err := c.fetch(ctx, b, targetVolumeInfos, now, &infos)
 	if errors.Is(err, errNotStored) {
@@ -104,9 +104,9 @@ func (c Client) VolumeBackups(ctx context.Context, b *Backup, now time.Time) ([]
 	if !ready || err != nil {
 		return nil, ready, err
 	}
-	out := make([]plan.VolumeBackup, 0, len(infos))
+	out := make([]decide.VolumeBackup, 0, len(infos))
 	for _, i := range infos {
-		out = append(out, plan.VolumeBackup{Namespace: i.PVCNamespace, Claim: i.PVCName, Method: i.BackupMethod, Result: i.Result, Skipped: i.Skipped})
+		out = append(out, decide.VolumeBackup{Namespace: i.PVCNamespace, Claim: i.PVCName, Method: i.BackupMethod, Result: i.Result, Skipped: i.Skipped})
 	}
 	return out, true, nil
 }

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // storageLocationAvailable is an Available BackupStorageLocation's status.phase.
@@ -16,7 +16,7 @@ const storageLocationAvailable = "Available"
 // LocationProblem checks that the BackupStorageLocation called name (the
 // default location when name is empty) is Available, before a Backup is
 // made there: a problem when it is not, or does not exist.
-func (c Client) LocationProblem(ctx context.Context, name string) (*plan.Problem, error) {
+func (c Client) LocationProblem(ctx context.Context, name string) (*decide.Problem, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(storageLocationKind.GroupVersion().WithKind(storageLocationKind.Kind + "List"))
 	if err := c.Live.List(ctx, list, client.InNamespace(c.Namespace)); err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // maxPolicy bounds a resource policy's YAML: a ConfigMap holds at most 1 MiB.
@@ -51,7 +51,7 @@ type resourceFilter struct {
 // whole cluster-scoped kinds are not refined). It returns the YAML of the
 // ConfigMap's one key and the Backup's includedNamespaces, or an error
 // when the policy does not fit in a ConfigMap.
-func BackupPolicy(c plan.BackupContent, namespace, name string) (string, []string, error) {
+func BackupPolicy(c decide.BackupContent, namespace, name string) (string, []string, error) {
 	ie := &includeExclude{}
 	p := policy{Version: "v1", IncludeExcludePolicy: ie}
 	add := func(list *[]string, r string) {
@@ -86,11 +86,11 @@ func BackupPolicy(c plan.BackupContent, namespace, name string) (string, []strin
 	// One exact entry a namespace, never a pattern: Velero v1.18.3 applies
 	// a pattern's entry ("*") to every kind it lists cluster-wide, and
 	// would leave out what is named in exact namespaces and every
-	// cluster-scoped kind (plan.BackupContent.NeedsNamespaces). The whole
+	// cluster-scoped kind (decide.BackupContent.NeedsNamespaces). The whole
 	// kinds of every namespace, with nothing named, need no entry: the
 	// global includes take them. With something named, every namespace there
 	// is gets its entry.
-	every := slices.Contains(c.WholeIn, plan.EveryNamespace)
+	every := slices.Contains(c.WholeIn, decide.EveryNamespace)
 	namespacesIn := c.Namespaces
 	var namespaces []string
 	switch {
@@ -161,7 +161,7 @@ func onlyItself(p *policy, namespace, name string) {
 // every namespaced one by name in its namespace, every cluster-scoped one
 // by name. Kinds absent from it are restored as the Restore's other
 // filters say: the undo excludes them.
-func RestorePolicy(objects []plan.Held) (string, error) {
+func RestorePolicy(objects []decide.Held) (string, error) {
 	p := policy{Version: "v1"}
 	byNamespace := map[string]map[string][]string{}
 	cluster := map[string][]string{}

@@ -7,7 +7,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 func readPolicy(t *testing.T, y string) policy {
@@ -23,25 +23,25 @@ func readPolicy(t *testing.T, y string) policy {
 // they are taken and the named objects by name, in one entry a namespace,
 // the exact namespaces before every namespace's pattern.
 func TestBackupPolicy(t *testing.T) {
-	secret := func(ns, name string) plan.Held {
-		return plan.Held{Kind: "Secret", Resource: "secrets", Namespace: ns, Name: name}
+	secret := func(ns, name string) decide.Held {
+		return decide.Held{Kind: "Secret", Resource: "secrets", Namespace: ns, Name: name}
 	}
-	pvc := func(ns, name string) plan.Held {
-		return plan.Held{Kind: "PersistentVolumeClaim", Resource: "persistentvolumeclaims", Namespace: ns, Name: name}
+	pvc := func(ns, name string) decide.Held {
+		return decide.Held{Kind: "PersistentVolumeClaim", Resource: "persistentvolumeclaims", Namespace: ns, Name: name}
 	}
-	role := plan.Held{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole", Resource: "clusterroles", Name: "op"}
-	pv := plan.Held{Kind: "PersistentVolume", Resource: "persistentvolumes", Name: "pv-1"}
-	widgets := plan.WholeKind{Resource: "widgets.example.com", Namespaced: true}
+	role := decide.Held{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole", Resource: "clusterroles", Name: "op"}
+	pv := decide.Held{Kind: "PersistentVolume", Resource: "persistentvolumes", Name: "pv-1"}
+	widgets := decide.WholeKind{Resource: "widgets.example.com", Namespaced: true}
 	tests := []struct {
 		name           string
-		content        plan.BackupContent
+		content        decide.BackupContent
 		wantNamespaces []string
 		want           policy
 	}{
 		{
 			name: "target namespaces, dependents by name",
-			content: plan.BackupContent{Namespaces: []string{"a", "b"}, WholeIn: []string{"a", "b"}, Whole: []plan.WholeKind{widgets},
-				Named: []plan.Held{role, pv, pvc("a", "data"), secret("a", "s1"), secret("a", "s2")}},
+			content: decide.BackupContent{Namespaces: []string{"a", "b"}, WholeIn: []string{"a", "b"}, Whole: []decide.WholeKind{widgets},
+				Named: []decide.Held{role, pv, pvc("a", "data"), secret("a", "s1"), secret("a", "s2")}},
 			wantNamespaces: []string{"a", "b"},
 			want: policy{Version: "v1",
 				IncludeExcludePolicy: &includeExclude{IncludedClusterScopedResources: []string{"clusterroles.rbac.authorization.k8s.io", "persistentvolumes"},
@@ -57,17 +57,17 @@ func TestBackupPolicy(t *testing.T) {
 		},
 		{
 			name: "every namespace, nothing named in one: no entry, the global includes take the whole kinds",
-			content: plan.BackupContent{Namespaces: []string{plan.EveryNamespace}, WholeIn: []string{plan.EveryNamespace}, Whole: []plan.WholeKind{widgets},
-				Named: []plan.Held{role}},
-			wantNamespaces: []string{plan.EveryNamespace},
+			content: decide.BackupContent{Namespaces: []string{decide.EveryNamespace}, WholeIn: []string{decide.EveryNamespace}, Whole: []decide.WholeKind{widgets},
+				Named: []decide.Held{role}},
+			wantNamespaces: []string{decide.EveryNamespace},
 			want: policy{Version: "v1",
 				IncludeExcludePolicy: &includeExclude{IncludedClusterScopedResources: []string{"clusterroles.rbac.authorization.k8s.io"}, IncludedNamespaceScopedResources: []string{"widgets.example.com"}},
 				ClusterScoped:        &clusterScopedFilter{ResourceFilters: []resourceFilter{{Kinds: []string{"clusterroles.rbac.authorization.k8s.io"}, Names: []string{"op"}}}}},
 		},
 		{
 			name: "every namespace with something named: an exact entry for each namespace there is, never the * pattern",
-			content: plan.BackupContent{Namespaces: []string{plan.EveryNamespace}, WholeIn: []string{plan.EveryNamespace}, Whole: []plan.WholeKind{widgets},
-				Named: []plan.Held{secret("c", "s1")}, Existing: []string{"a", "c"}},
+			content: decide.BackupContent{Namespaces: []string{decide.EveryNamespace}, WholeIn: []string{decide.EveryNamespace}, Whole: []decide.WholeKind{widgets},
+				Named: []decide.Held{secret("c", "s1")}, Existing: []string{"a", "c"}},
 			wantNamespaces: []string{"a", "c"},
 			want: policy{Version: "v1",
 				IncludeExcludePolicy: &includeExclude{IncludedNamespaceScopedResources: []string{"secrets", "widgets.example.com"}},
@@ -78,7 +78,7 @@ func TestBackupPolicy(t *testing.T) {
 		},
 		{
 			name:           "nothing namespaced: Velero's namespace with the policy alone, not every namespace",
-			content:        plan.BackupContent{Whole: []plan.WholeKind{{Resource: "clusters.example.com"}}, Named: []plan.Held{role}},
+			content:        decide.BackupContent{Whole: []decide.WholeKind{{Resource: "clusters.example.com"}}, Named: []decide.Held{role}},
 			wantNamespaces: []string{"velero"},
 			want: policy{Version: "v1",
 				IncludeExcludePolicy: &includeExclude{IncludedClusterScopedResources: []string{"clusterroles.rbac.authorization.k8s.io", "clusters.example.com"},
@@ -107,8 +107,8 @@ func TestBackupPolicy(t *testing.T) {
 // TestBackupPolicyNeedsNamespaces: a Backup of every namespace with
 // something named cannot be written without the namespaces there are.
 func TestBackupPolicyNeedsNamespaces(t *testing.T) {
-	c := plan.BackupContent{Namespaces: []string{plan.EveryNamespace}, WholeIn: []string{plan.EveryNamespace},
-		Whole: []plan.WholeKind{{Resource: "widgets.example.com", Namespaced: true}}, Named: []plan.Held{{Kind: "Secret", Resource: "secrets", Namespace: "c", Name: "s"}}}
+	c := decide.BackupContent{Namespaces: []string{decide.EveryNamespace}, WholeIn: []string{decide.EveryNamespace},
+		Whole: []decide.WholeKind{{Resource: "widgets.example.com", Namespaced: true}}, Named: []decide.Held{{Kind: "Secret", Resource: "secrets", Namespace: "c", Name: "s"}}}
 	if !c.NeedsNamespaces() {
 		t.Error("NeedsNamespaces = false for every namespace with a Secret named")
 	}
@@ -119,7 +119,7 @@ func TestBackupPolicyNeedsNamespaces(t *testing.T) {
 
 // TestRestorePolicy names exactly the objects, by namespace and kind.
 func TestRestorePolicy(t *testing.T) {
-	y, err := RestorePolicy([]plan.Held{
+	y, err := RestorePolicy([]decide.Held{
 		{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: "b", Name: "w2"},
 		{Group: "example.com", Kind: "Widget", Resource: "widgets", Namespace: "a", Name: "w1"},
 		{Kind: "Secret", Resource: "secrets", Namespace: "a", Name: "s1"},
@@ -141,9 +141,9 @@ func TestRestorePolicy(t *testing.T) {
 
 // TestPolicyTooLarge: a policy that a ConfigMap cannot hold is an error, never cut short.
 func TestPolicyTooLarge(t *testing.T) {
-	var many []plan.Held
+	var many []decide.Held
 	for i := range 30000 {
-		many = append(many, plan.Held{Kind: "Secret", Resource: "secrets", Namespace: "a", Name: strings.Repeat("s", 40) + string(rune('a'+i%26)) + strings.Repeat("x", i%7)})
+		many = append(many, decide.Held{Kind: "Secret", Resource: "secrets", Namespace: "a", Name: strings.Repeat("s", 40) + string(rune('a'+i%26)) + strings.Repeat("x", i%7)})
 	}
 	if _, err := RestorePolicy(many); err == nil || !strings.Contains(err.Error(), "more than a ConfigMap holds") {
 		t.Errorf("RestorePolicy of 30,000 long names = %v, want an error", err)

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // restoreKind is Velero's Restore.
@@ -52,7 +52,7 @@ type RestoreSpec struct {
 	// Backup is the Backup it restores from (b.UID owns its policy ConfigMap).
 	Backup *Backup
 	// Objects are exactly what it restores (RestorePolicy).
-	Objects []plan.Held
+	Objects []decide.Held
 	// Excluded are resources (plural.group) it never restores.
 	Excluded []string
 }

@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // Destroyed is what an uninstall destroys and its verified Backup holds:
@@ -38,9 +38,9 @@ type Destroyed struct {
 	// garbage collector deletes because of them (without the kinds a
 	// controller makes again); Volumes, the claims among the dependents and
 	// what the Backup holds of their data.
-	Deleted    []plan.Held   `json:"deleted"`
-	Dependents []plan.Held   `json:"dependents"`
-	Volumes    []plan.Volume `json:"volumes,omitempty"`
+	Deleted    []decide.Held   `json:"deleted"`
+	Dependents []decide.Held   `json:"dependents"`
+	Volumes    []decide.Volume `json:"volumes,omitempty"`
 }
 
 // destroyedKey is the ConfigMap's key: gzipped JSON.
@@ -99,7 +99,7 @@ func (c Client) ReadDestroyed(ctx context.Context, backup string) (*Destroyed, e
 }
 
 // Backups are the Backups csv-cleaner made for the owner of hash
-// (plan.OwnerHash), newest first.
+// (decide.OwnerHash), newest first.
 func (c Client) Backups(ctx context.Context, hash string) ([]Backup, error) {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(backupKind.GroupVersion().WithKind("BackupList"))

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -91,7 +91,7 @@ func (e *Env) MeasureBackup(ctx context.Context, n int) (Backup, error) {
 	}
 
 	// The gate's Backup of a ClusterExtension: its resources in every namespace.
-	if res.Velero, err = e.veleroBackupOf(ctx, "reference-"+id, []string{plan.EveryNamespace}, resourcesOf(w.ext.CRDs), ""); err != nil {
+	if res.Velero, err = e.veleroBackupOf(ctx, "reference-"+id, []string{decide.EveryNamespace}, resourcesOf(w.ext.CRDs), ""); err != nil {
 		return res, err
 	}
 	if res.Floor, err = e.perObjectFloor(ctx, w.floor); err != nil {
@@ -123,7 +123,7 @@ func (e *Env) gatedUninstall(ctx context.Context, w *extensionWorkload) (uninsta
 	if err != nil {
 		return 0, 0, nil, err
 	}
-	timeGate := e.timeBackup(ctx, plan.BackupName(ocv1.ClusterExtensionKind, "", w.id, w.objs.Extension.GetUID(), 1))
+	timeGate := e.timeBackup(ctx, decide.BackupName(ocv1.ClusterExtensionKind, "", w.id, w.objs.Extension.GetUID(), 1))
 	fixtures.WaitNextSecond(time.Now())
 	start := time.Now()
 	if err := e.Client.Delete(ctx, w.objs.Extension); err != nil {
@@ -173,12 +173,12 @@ func (e *Env) veleroBackupOf(ctx context.Context, name string, namespaces, of []
 			return false, err
 		}
 		phase, _, _ = unstructured.NestedString(b.Object, "status", "phase")
-		return phase == plan.BackupPhaseCompleted || phase == plan.BackupPhaseFailed || phase == plan.BackupPhasePartiallyFailed || phase == plan.BackupPhaseFailedValidation, nil
+		return phase == decide.BackupPhaseCompleted || phase == decide.BackupPhaseFailed || phase == decide.BackupPhasePartiallyFailed || phase == decide.BackupPhaseFailedValidation, nil
 	}); err != nil {
 		return 0, fmt.Errorf("waiting for Velero's Backup %s: %w", name, err)
 	}
 	took := time.Since(start)
-	if phase != plan.BackupPhaseCompleted {
+	if phase != decide.BackupPhaseCompleted {
 		return took, fmt.Errorf("velero's Backup %s is %s (see velero.log)", name, phase)
 	}
 	return took, nil
@@ -205,7 +205,7 @@ func (e *Env) timeBackup(ctx context.Context, name string) func() (time.Duration
 				seen = time.Now()
 			}
 			phase, _, _ := unstructured.NestedString(b.Object, "status", "phase")
-			return phase == plan.BackupPhaseCompleted, nil
+			return phase == decide.BackupPhaseCompleted, nil
 		})
 		done <- result{time.Since(seen), err}
 	}()

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -149,7 +149,7 @@ func (e *Env) extensionWorkload(ctx context.Context, id string, n int, policy fu
 		if err := e.Client.Get(ctx, client.ObjectKey{Name: id}, got); err != nil {
 			return false, err
 		}
-		return slices.Contains(got.Finalizers, plan.DefaultFinalizer), nil
+		return slices.Contains(got.Finalizers, decide.DefaultFinalizer), nil
 	}); err != nil {
 		return nil, fmt.Errorf("waiting for csv-cleaner's finalizer on ClusterExtension %s: %w", id, err)
 	}
@@ -226,7 +226,7 @@ func (e *Env) watchReleased(ctx context.Context, name string) (<-chan struct{}, 
 		defer close(released)
 		for ev := range w.ResultChan() {
 			obj, ok := ev.Object.(metav1.Object)
-			if ev.Type == watch.Deleted || ok && !obj.GetDeletionTimestamp().IsZero() && !slices.Contains(obj.GetFinalizers(), plan.DefaultFinalizer) {
+			if ev.Type == watch.Deleted || ok && !obj.GetDeletionTimestamp().IsZero() && !slices.Contains(obj.GetFinalizers(), decide.DefaultFinalizer) {
 				return
 			}
 		}
@@ -236,7 +236,7 @@ func (e *Env) watchReleased(ctx context.Context, name string) (<-chan struct{}, 
 			if err := e.Client.Get(ctx, client.ObjectKey{Name: name}, got); err != nil {
 				return client.IgnoreNotFound(err) == nil, nil
 			}
-			return !got.DeletionTimestamp.IsZero() && !slices.Contains(got.Finalizers, plan.DefaultFinalizer), nil
+			return !got.DeletionTimestamp.IsZero() && !slices.Contains(got.Finalizers, decide.DefaultFinalizer), nil
 		})
 	}()
 	return released, nil

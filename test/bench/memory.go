@@ -9,7 +9,7 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -94,7 +94,7 @@ func (e *Env) waitManaged(ctx context.Context, f *fleet) error {
 		}
 		held := 0
 		for _, c := range csvs.Items {
-			if slices.Contains(c.Finalizers, plan.DefaultFinalizer) {
+			if slices.Contains(c.Finalizers, decide.DefaultFinalizer) {
 				held++
 			}
 		}

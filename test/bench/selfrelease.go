@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -118,7 +118,7 @@ func (e *Env) heldByCleaner(ctx context.Context) (int, error) {
 		gvk schema.GroupVersionKind
 		fin string
 	}{
-		{operatorsv1alpha1.SchemeGroupVersion.WithKind("ClusterServiceVersion"), plan.DefaultFinalizer},
+		{operatorsv1alpha1.SchemeGroupVersion.WithKind("ClusterServiceVersion"), decide.DefaultFinalizer},
 		{rbac.ClusterRole, rbac.HoldFinalizer},
 		{rbac.ClusterRoleBinding, rbac.HoldFinalizer},
 	} {

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -277,7 +277,7 @@ func (e *Env) MeasureStartup(ctx context.Context, have, n int, args ...string) (
 	defer stop()
 	h := &held{objs: map[heldKey]heldState{}}
 	sel := "bench=" + id
-	if err := e.watchHeld(wctx, h, csvGVR, sel, plan.DefaultFinalizer); err != nil {
+	if err := e.watchHeld(wctx, h, csvGVR, sel, decide.DefaultFinalizer); err != nil {
 		return res, err
 	}
 	for _, gvk := range rbac.HeldKinds {

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -346,6 +346,6 @@ func (e *Env) waitFinalizer(ctx context.Context, key client.ObjectKey) error {
 		if err := e.Client.Get(ctx, key, csv); err != nil {
 			return false, err
 		}
-		return slices.Contains(csv.Finalizers, plan.DefaultFinalizer), nil
+		return slices.Contains(csv.Finalizers, decide.DefaultFinalizer), nil
 	})
 }

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
@@ -118,7 +118,7 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 
 	// Velero's own Backup of the same objects as the uninstall's: the
 	// floor's dependents, in the same namespaces, left out by their label.
-	if res.Velero, err = e.veleroBackupOf(ctx, "reference-"+id, []string{plan.EveryNamespace},
+	if res.Velero, err = e.veleroBackupOf(ctx, "reference-"+id, []string{decide.EveryNamespace},
 		append(resourcesOf(w.ext.CRDs), "secrets", "persistentvolumeclaims", "persistentvolumes"), id+"-floor"); err != nil {
 		return res, err
 	}

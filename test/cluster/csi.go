@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/csidriver"
 )
@@ -106,7 +106,7 @@ func (s *CSI) classes(ctx context.Context) error {
 	vsc := &unstructured.Unstructured{Object: map[string]any{"driver": CSIDriverName, "deletionPolicy": "Delete"}}
 	vsc.SetGroupVersionKind(snapshotClassKind)
 	vsc.SetName(SnapshotClass)
-	vsc.SetLabels(map[string]string{plan.SnapshotClassLabel: "true"})
+	vsc.SetLabels(map[string]string{decide.SnapshotClassLabel: "true"})
 	// The CRD was just installed: its kind may take a moment to be served.
 	return controlplane.WaitFor(ctx, time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
 		err := s.c.Client.Create(ctx, vsc.DeepCopy())

@@ -10,7 +10,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
@@ -21,10 +21,10 @@ var _ = Describe("The cluster", func() {
 		in := newInstall(smoke)
 		csv := in.create(ctx)
 		By("OLM's own finalizer, the CRD's provenance, cluster RBAC with owner labels, and namespaced objects owned by the CSV")
-		Expect(csv.Finalizers).To(ContainElements("operators.coreos.com/csv-cleanup", plan.DefaultFinalizer))
+		Expect(csv.Finalizers).To(ContainElements("operators.coreos.com/csv-cleanup", decide.DefaultFinalizer))
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		Expect(kc.Client.Get(ctx, client.ObjectKey{Name: in.crd().Name()}, crd)).To(Succeed())
-		Expect(plan.Provenance(crd.Annotations)).To(ConsistOf(in.csvKey()))
+		Expect(decide.Provenance(crd.Annotations)).To(ConsistOf(in.csvKey()))
 		Expect(in.remaining(ctx)).To(Equal(in.installed()))
 		for _, o := range []client.Object{&appsv1.Deployment{}, &corev1.ServiceAccount{}} {
 			Expect(kc.Client.Get(ctx, client.ObjectKey{Namespace: in.sub.Namespace, Name: fixtures.SampleServiceAccount}, o)).To(Succeed())

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -116,7 +116,7 @@ var _ = Describe("An operator that finalizes its operands", func() {
 		},
 		Entry("Wait: Blocked until the operator is back", finWait, cleanupv1alpha1.TimeoutWait, func(ctx context.Context, in *install) {
 			in.waitPhase(ctx, string(cleanupv1alpha1.PhaseBlocked)+"/"+cleanupv1alpha1.BlockedOperandsRemaining)
-			Expect(in.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer))
+			Expect(in.finalizers(ctx)).To(ContainElement(decide.DefaultFinalizer))
 			Expect(in.remaining(ctx)).To(ContainElements(widgets(in.sub.Namespace+"/w1", in.sub.Namespace+"/w2")))
 			By("starting the operator again: it finalizes them and the uninstall completes")
 			startOperator(in)

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -104,7 +104,7 @@ func (in *install) create(ctx context.Context, policy ...func(*cleanupv1alpha1.C
 		Expect(kc.WaitForSubscriptionInstalled(ctx, in.sub, in.csv)).To(Succeed())
 	}
 	Eventually(func(ctx context.Context) []string { return in.finalizers(ctx) }).WithContext(ctx).
-		Should(ContainElement(plan.DefaultFinalizer))
+		Should(ContainElement(decide.DefaultFinalizer))
 	return csv
 }
 

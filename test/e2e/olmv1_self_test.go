@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 )
@@ -46,7 +46,7 @@ var _ = Describe("csv-cleaner installed by OLM v1 as a ClusterExtension", func()
 		Expect(err).NotTo(HaveOccurred())
 
 		By("installing csv-cleaner as ClusterExtension csv-cleaner into namespace csv-cleaner")
-		self := installExtension(ctx, c.Client, "csv-cleaner", "csv-cleaner", plan.SelfPackage, bundleName)
+		self := installExtension(ctx, c.Client, "csv-cleaner", "csv-cleaner", decide.SelfPackage, bundleName)
 		for _, name := range []string{"cleanuppolicies.cleanup.csv-cleaner.io", "csvcleanups.cleanup.csv-cleaner.io", "extensioncleanups.cleanup.csv-cleaner.io"} {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
 			Expect(c.Client.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())
@@ -70,7 +70,7 @@ var _ = Describe("csv-cleaner installed by OLM v1 as a ClusterExtension", func()
 				return ext.Finalizers
 			}
 		}
-		Eventually(finalizersOf(self.Name)).WithContext(ctx).Should(ContainElement(plan.DefaultFinalizer),
+		Eventually(finalizersOf(self.Name)).WithContext(ctx).Should(ContainElement(decide.DefaultFinalizer),
 			"no policy selects it, yet csv-cleaner holds the extension that installed it")
 
 		By("holding another extension a CleanupPolicy selects")
@@ -78,7 +78,7 @@ var _ = Describe("csv-cleaner installed by OLM v1 as a ClusterExtension", func()
 		p.Spec.ClusterExtensionSelector = &metav1.LabelSelector{MatchLabels: map[string]string{scenarioLabel: managed.Name}}
 		Expect(c.Client.Create(ctx, p)).To(Succeed())
 		other := installExtension(ctx, c.Client, managed.Name, managed.Name, managed.Name, managed.Head())
-		Eventually(finalizersOf(other.Name)).WithContext(ctx).Should(ContainElement(plan.DefaultFinalizer))
+		Eventually(finalizersOf(other.Name)).WithContext(ctx).Should(ContainElement(decide.DefaultFinalizer))
 
 		By("finding no request the API server refused while csv-cleaner ran with the bundle's RBAC")
 		logs, err := installed.Logs()
@@ -90,7 +90,7 @@ var _ = Describe("csv-cleaner installed by OLM v1 as a ClusterExtension", func()
 		Eventually(func(ctx context.Context) error {
 			return c.Client.Get(ctx, client.ObjectKeyFromObject(self), &ocv1.ClusterExtension{})
 		}).WithContext(ctx).WithTimeout(2*time.Minute).Should(Satisfy(apierrors.IsNotFound), "csv-cleaner's ClusterExtension is gone")
-		Expect(finalizersOf(other.Name)(ctx)).NotTo(ContainElement(plan.DefaultFinalizer), "csv-cleaner let go of the other extension")
+		Expect(finalizersOf(other.Name)(ctx)).NotTo(ContainElement(decide.DefaultFinalizer), "csv-cleaner let go of the other extension")
 		ext := &ocv1.ClusterExtension{}
 		Expect(c.Client.Get(ctx, client.ObjectKeyFromObject(other), ext)).To(Succeed())
 		Expect(ext.DeletionTimestamp).To(BeNil(), "csv-cleaner let go of the other extension, it did not uninstall it")

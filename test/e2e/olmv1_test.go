@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -63,7 +63,7 @@ func (e *extInstall) ns(s string) string {
 
 // ownedBy selects what operator-controller applied for the extension (its owner labels).
 func (e *extInstall) ownedBy() client.MatchingLabels {
-	return client.MatchingLabels{plan.ExtensionOwnerKindLabel: ocv1.ClusterExtensionKind, plan.ExtensionOwnerNameLabel: e.name()}
+	return client.MatchingLabels{decide.ExtensionOwnerKindLabel: ocv1.ClusterExtensionKind, decide.ExtensionOwnerNameLabel: e.name()}
 }
 
 // install creates the CleanupPolicy and installs the package as a
@@ -80,7 +80,7 @@ func (e *extInstall) install(ctx context.Context, policy func(*cleanupv1alpha1.C
 		Expect(kc.Client.Create(ctx, fixtures.Namespace(ns))).To(Succeed())
 	}
 	e.ext = installExtension(ctx, kc.Client, e.name(), e.name(), e.pkg.Name, e.pkg.Head())
-	Eventually(e.finalizers).WithContext(ctx).Should(ContainElement(plan.DefaultFinalizer))
+	Eventually(e.finalizers).WithContext(ctx).Should(ContainElement(decide.DefaultFinalizer))
 }
 
 // installExtension creates namespace ns, a ServiceAccount there that may
@@ -383,7 +383,7 @@ var _ = Describe("OLM v1: a ClusterExtension's uninstall, with real operator-con
 		Expect(kc.Client.Get(ctx, client.ObjectKey{Name: e.crd().Name()}, crd)).To(Succeed())
 		Expect(crd.OwnerReferences).To(ContainElement(And(
 			HaveField("UID", e.ext.UID), HaveField("Controller", HaveValue(BeTrue())), HaveField("BlockOwnerDeletion", HaveValue(BeTrue())))))
-		Expect(crd.Labels).To(HaveKeyWithValue(plan.ExtensionOwnerNameLabel, e.name()))
+		Expect(crd.Labels).To(HaveKeyWithValue(decide.ExtensionOwnerNameLabel, e.name()))
 		before, err := e.snapshot(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(before).To(HaveKey("Deployment " + e.name() + "/" + fixtures.SampleServiceAccount))
@@ -398,7 +398,7 @@ var _ = Describe("OLM v1: a ClusterExtension's uninstall, with real operator-con
 
 		e.startOperator()
 		e.widgets(ctx)
-		Expect(e.finalizers(ctx)).To(ContainElements(plan.DefaultFinalizer, "olm.operatorframework.io/cleanup-unpack-cache", "olm.operatorframework.io/cleanup-contentmanager-cache"))
+		Expect(e.finalizers(ctx)).To(ContainElements(decide.DefaultFinalizer, "olm.operatorframework.io/cleanup-unpack-cache", "olm.operatorframework.io/cleanup-contentmanager-cache"))
 
 		By("scaling csv-cleaner to zero, then deleting the ClusterExtension (background propagation)")
 		Expect(cleaner.Scale(ctx, 0)).To(Succeed())
@@ -452,8 +452,8 @@ var _ = Describe("OLM v1: a ClusterExtension's uninstall, with real operator-con
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		Expect(kc.Client.Get(ctx, client.ObjectKey{Name: e.crd().Name()}, crd)).To(Succeed())
 		Expect(crd.OwnerReferences).To(BeEmpty())
-		Expect(crd.Labels).NotTo(HaveKey(plan.ExtensionOwnerNameLabel))
-		Expect(crd.Labels).NotTo(HaveKey(plan.ExtensionOwnerKindLabel))
+		Expect(crd.Labels).NotTo(HaveKey(decide.ExtensionOwnerNameLabel))
+		Expect(crd.Labels).NotTo(HaveKey(decide.ExtensionOwnerKindLabel))
 		rec, err := e.record(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rec.Status.Phase).To(Equal(cleanupv1alpha1.PhaseCompleted), "record %+v", rec.Status)

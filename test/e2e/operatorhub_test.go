@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
@@ -85,7 +85,7 @@ var _ = Describe("csv-cleaner installed through OperatorHub", func() {
 		for _, name := range []string{"cleanuppolicies.cleanup.csv-cleaner.io", "csvcleanups.cleanup.csv-cleaner.io"} {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
 			Expect(kc.Client.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())
-			Expect(plan.Provenance(crd.Annotations)).To(ContainElement(self), "OLM marks the CRDs it installed with csv-cleaner's CSV")
+			Expect(decide.Provenance(crd.Annotations)).To(ContainElement(self), "OLM marks the CRDs it installed with csv-cleaner's CSV")
 		}
 
 		By("running csv-cleaner as the ServiceAccount OLM created, in place of the suite's")
@@ -99,7 +99,7 @@ var _ = Describe("csv-cleaner installed through OperatorHub", func() {
 		Eventually(func(ctx context.Context) ([]string, error) {
 			csv := &operatorsv1alpha1.ClusterServiceVersion{}
 			return csv.Finalizers, kc.Client.Get(ctx, self, csv)
-		}).WithContext(ctx).Should(ContainElement(plan.DefaultFinalizer), "csv-cleaner holds its own CSV")
+		}).WithContext(ctx).Should(ContainElement(decide.DefaultFinalizer), "csv-cleaner holds its own CSV")
 		operandSubject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: sub.Namespace, Name: "csv-cleaner"}
 		Eventually(func(ctx context.Context) ([]rbacv1.ClusterRoleBinding, error) {
 			bindings := &rbacv1.ClusterRoleBindingList{}
@@ -142,7 +142,7 @@ var _ = Describe("csv-cleaner installed through OperatorHub", func() {
 		Expect(installed.Scale(ctx, 0)).To(Succeed())
 		in.uninstall(ctx)
 		Consistently(func(g Gomega, ctx context.Context) {
-			g.Expect(in.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer))
+			g.Expect(in.finalizers(ctx)).To(ContainElement(decide.DefaultFinalizer))
 			g.Expect(in.remaining(ctx)).To(ContainElements(widgets(in.ns("a")+"/w1", in.ns("b")+"/w1", in.ns("out")+"/w1")))
 		}).WithContext(ctx).WithTimeout(3 * time.Second).Should(Succeed())
 		Expect(installed.Scale(ctx, 2)).To(Succeed())
@@ -187,7 +187,7 @@ var _ = Describe("csv-cleaner installed through OperatorHub", func() {
 			leftover = err.Error()
 		}
 		GinkgoWriter.Printf("After csv-cleaner's uninstall, ClusterRole %s: %s\n", rbac.OperandRole, leftover)
-		Expect(held.finalizers(ctx)).NotTo(ContainElement(plan.DefaultFinalizer))
+		Expect(held.finalizers(ctx)).NotTo(ContainElement(decide.DefaultFinalizer))
 		Expect(held.remaining(ctx)).To(ContainElement("CSV "+held.csvKey().String()), "csv-cleaner let go of the operator, it did not uninstall it")
 	})
 })
@@ -244,7 +244,7 @@ func finalizersLeft(ctx context.Context) []string {
 		Expect(kc.Client.List(ctx, list)).To(Succeed())
 		for _, o := range list.Items {
 			for _, f := range o.Finalizers {
-				if f == plan.DefaultFinalizer || f == rbac.HoldFinalizer {
+				if f == decide.DefaultFinalizer || f == rbac.HoldFinalizer {
 					out = append(out, fmt.Sprintf("%s %s/%s: %s", strings.TrimSuffix(kind, "List"), o.Namespace, o.Name, f))
 				}
 			}

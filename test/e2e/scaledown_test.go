@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
@@ -41,7 +41,7 @@ var _ = Describe("Scale-down-then-delete", func() {
 			csv, err := in.getCSV(ctx)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(csv.DeletionTimestamp).NotTo(BeNil())
-			g.Expect(csv.Finalizers).To(ContainElement(plan.DefaultFinalizer))
+			g.Expect(csv.Finalizers).To(ContainElement(decide.DefaultFinalizer))
 			g.Expect(withoutClusterRBAC(in.remaining(ctx, other))).To(ConsistOf(withoutClusterRBAC(everything)))
 		}).WithContext(ctx).WithTimeout(3 * time.Second).Should(Succeed())
 

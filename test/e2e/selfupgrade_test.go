@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -114,7 +114,7 @@ var _ = Describe("csv-cleaner upgraded through its catalog", func() {
 
 		By("stopping v1's replica, as the kubelet does once its Deployment is gone")
 		Expect(old.Scale(ctx, 0)).To(Succeed())
-		Expect(busy.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer))
+		Expect(busy.finalizers(ctx)).To(ContainElement(decide.DefaultFinalizer))
 
 		By("letting the widget go: v2 completes the uninstall v1 began")
 		released := time.Now()
@@ -128,7 +128,7 @@ var _ = Describe("csv-cleaner upgraded through its catalog", func() {
 		Expect(watch.lost(busy, released)).To(BeEmpty())
 		Expect(watch.lost(live, time.Now())).To(BeEmpty())
 		Expect(watch.samples()).To(BeNumerically(">", 10))
-		Expect(live.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer))
+		Expect(live.finalizers(ctx)).To(ContainElement(decide.DefaultFinalizer))
 		Expect(heldRBAC(ctx, live.csvKey())).To(HaveLen(2))
 		Expect(phases.seen()).To(ContainElement(string(operatorsv1alpha1.CSVPhaseReplacing)), phases.String())
 		logs, err := next.Logs()
@@ -203,7 +203,7 @@ func watchHeld(ctx context.Context, installs ...*install) *heldWatch {
 					continue
 				}
 				s := heldSample{at: time.Now(), csv: in.csvKey(), csvPresent: present,
-					csvHeld: slices.Contains(csv.Finalizers, plan.DefaultFinalizer), rbacHeld: len(held)}
+					csvHeld: slices.Contains(csv.Finalizers, decide.DefaultFinalizer), rbacHeld: len(held)}
 				h.mu.Lock()
 				h.log = append(h.log, s)
 				h.mu.Unlock()

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 var (
@@ -48,7 +48,7 @@ var _ = Describe("Deletions that are not uninstalls", func() {
 			Should(Equal(v2.installed(in.ns("a")+"/w1", in.ns("b")+"/w1")))
 		Expect(before).To(Equal(in.installed(in.ns("a")+"/w1", in.ns("b")+"/w1")))
 		Eventually(func(ctx context.Context) []string { return v2.finalizers(ctx) }).WithContext(ctx).
-			Should(ContainElement(plan.DefaultFinalizer))
+			Should(ContainElement(decide.DefaultFinalizer))
 	})
 
 	It("deletes nothing when OLM deletes copied CSVs because the targets shrink", func(ctx SpecContext) {
@@ -72,7 +72,7 @@ var _ = Describe("Deletions that are not uninstalls", func() {
 		By("every operand stays, the CSV keeps csv-cleaner's finalizer, and no uninstall was recorded")
 		Consistently(func(g Gomega, ctx context.Context) {
 			g.Expect(in.remaining(ctx)).To(Equal(in.installed(in.ns("a")+"/w1", in.ns("b")+"/w1", in.ns("c")+"/w1")))
-			g.Expect(in.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer))
+			g.Expect(in.finalizers(ctx)).To(ContainElement(decide.DefaultFinalizer))
 			records := &cleanupv1alpha1.CSVCleanupList{}
 			g.Expect(kc.Client.List(ctx, records)).To(Succeed())
 			for _, r := range records.Items {

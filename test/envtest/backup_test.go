@@ -17,7 +17,7 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -34,7 +34,7 @@ func (s *scenario) backupName(ctx context.Context) string {
 	GinkgoHelper()
 	csv, err := s.getCSV(ctx)
 	Expect(err).NotTo(HaveOccurred())
-	return plan.BackupName("ClusterServiceVersion", csv.Namespace, csv.Name, csv.UID, 1)
+	return decide.BackupName("ClusterServiceVersion", csv.Namespace, csv.Name, csv.UID, 1)
 }
 
 // applyVeleroRole applies manifests/velero/role.yaml in namespace (the
@@ -121,7 +121,7 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		Expect(rec.Status.Phase).To(Equal(cleanupv1alpha1.PhaseCompleted))
 		Expect(rec.Status.Backup).NotTo(BeNil())
 		Expect(*rec.Status.Backup).To(And(HaveField("Tool", "Velero"), HaveField("Namespace", "velero-first"), HaveField("Name", name),
-			HaveField("Phase", plan.BackupPhaseCompleted), HaveField("Verified", true),
+			HaveField("Phase", decide.BackupPhaseCompleted), HaveField("Verified", true),
 			// the operand, the ClusterRole and its binding
 			HaveField("Planned", BeEquivalentTo(3)), HaveField("Items", BeNumerically(">=", 3))))
 		Expect(rec.Status.Message).To(ContainSubstring("csv-cleaner undo --namespace " + s.install.Namespace + " " + s.install.CSVName))
@@ -154,19 +154,19 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		s := newScenario("bkfail")
 		s.createPolicy(ctx, backupTo("velero-fail"))
 		v := startFakeVelero(ctx, "velero-fail", "Available")
-		v.endIn(plan.BackupPhasePartiallyFailed)
+		v.endIn(decide.BackupPhasePartiallyFailed)
 		s.installWithOperand(ctx)
 		name := s.backupName(ctx)
 		s.deleteCSV(ctx)
 		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedBackupFailed)
 		rec := s.record(ctx)
 		Expect(rec.Status.Message).To(And(ContainSubstring("Velero's Backup "+name+" is PartiallyFailed"), ContainSubstring("csv-cleaner makes a new Backup, "+name+"-2, at ")))
-		Expect(rec.Status.Backup).To(HaveValue(And(HaveField("Phase", plan.BackupPhasePartiallyFailed), HaveField("Verified", false), HaveField("RetryTime", Not(BeNil())))))
+		Expect(rec.Status.Backup).To(HaveValue(And(HaveField("Phase", decide.BackupPhasePartiallyFailed), HaveField("Verified", false), HaveField("RetryTime", Not(BeNil())))))
 		Consistently(s.remaining).WithContext(ctx).WithTimeout(time.Second).Should(ContainElements(
 			"CSV", "Widget "+s.ns("a")+"/w1", "ClusterRole "+s.id+"-role"))
 
 		By("fixing the cause, and nothing else: the next Backup comes when the record said")
-		v.endIn(plan.BackupPhaseCompleted)
+		v.endIn(decide.BackupPhaseCompleted)
 		retry := rec.Status.Backup.RetryTime.Time
 		Eventually(func(ctx context.Context) error { _, err := s.getCSV(ctx); return err }).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Satisfy(apierrors.IsNotFound))
 		s.csvGone(ctx)
@@ -267,7 +267,7 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 				return ""
 			}
 			return rec.Status.Backup.Phase
-		}).WithContext(ctx).Should(Equal(plan.BackupPhaseInProgress))
+		}).WithContext(ctx).Should(Equal(decide.BackupPhaseInProgress))
 		Expect(s.record(ctx).Status.Message).To(ContainSubstring("Waiting for Velero's Backup velero-restart/" + name))
 
 		By("creating an operand after the deletion began, while the Backup runs")
@@ -282,7 +282,7 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		Consistently(func(ctx context.Context) []unstructured.Unstructured { return v.backups(ctx) }).WithContext(ctx).WithTimeout(2 * time.Second).Should(HaveLen(1))
 		Expect(s.remaining(ctx)).To(ContainElements("Widget "+s.ns("a")+"/w1", "ClusterRole "+s.id+"-role"))
 
-		v.endIn(plan.BackupPhaseCompleted)
+		v.endIn(decide.BackupPhaseCompleted)
 		s.csvGone(ctx)
 		Expect(v.backups(ctx)).To(HaveLen(1))
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name(), "Widget " + s.ns("a") + "/late"}))
@@ -317,7 +317,7 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		Expect(v.backupPolicy(ctx, name).ClusterScopedFilterPolicy.ResourceFilters).To(ContainElement(
 			veleroFilter{Kinds: []string{"customresourcedefinitions.apiextensions.k8s.io"}, Names: []string{s.ext.CRDs[0].Name()}}))
 		// made before the resources were listed: of every namespace, the extension's targets
-		Expect(spec["includedNamespaces"]).To(ConsistOf(plan.EveryNamespace))
+		Expect(spec["includedNamespaces"]).To(ConsistOf(decide.EveryNamespace))
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: ext}, &cleanupv1alpha1.ExtensionCleanup{})).To(Succeed())
 	})
 

@@ -11,7 +11,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 )
 
@@ -62,7 +62,7 @@ var _ = Describe("The csv-cleaner binary", func() {
 		both := newScenario("twoinst")
 		both.createPolicy(ctx)
 		both.installWithOperand(ctx)
-		Eventually(both.finalizers).WithContext(ctx).Should(ConsistOf(plan.DefaultFinalizer, secondFinalizer))
+		Eventually(both.finalizers).WithContext(ctx).Should(ConsistOf(decide.DefaultFinalizer, secondFinalizer))
 		both.uninstall(ctx)
 		Expect(both.remaining(ctx)).To(Equal([]string{"CRD " + both.crd(0).Name()}))
 		Expect(both.phase(ctx)).To(Equal("Completed/"))

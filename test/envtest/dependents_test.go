@@ -21,7 +21,7 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
@@ -45,7 +45,7 @@ func snapshotClassFor(ctx context.Context, driver string) {
 	class := &unstructured.Unstructured{Object: map[string]any{"driver": driver, "deletionPolicy": "Delete"}}
 	class.SetGroupVersionKind(schema.GroupVersionKind{Group: "snapshot.storage.k8s.io", Version: "v1", Kind: "VolumeSnapshotClass"})
 	class.SetName(driver)
-	class.SetLabels(map[string]string{plan.SnapshotClassLabel: "true"})
+	class.SetLabels(map[string]string{decide.SnapshotClassLabel: "true"})
 	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, class))).To(Succeed())
 }
 
@@ -103,7 +103,7 @@ func restoresIn(ctx context.Context, namespace string) int {
 }
 
 // names are the objects' Kind namespace/name.
-func names(hs []plan.Held) []string {
+func names(hs []decide.Held) []string {
 	out := make([]string, 0, len(hs))
 	for _, h := range hs {
 		out = append(out, h.String())

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -72,7 +72,7 @@ func (s *extScenario) create(ctx context.Context) {
 	for _, ns := range []string{s.ns("a"), s.ns("b")} {
 		Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, fixtures.Namespace(ns)))).To(Succeed())
 	}
-	Eventually(s.finalizers).WithContext(ctx).Should(ContainElement(plan.DefaultFinalizer))
+	Eventually(s.finalizers).WithContext(ctx).Should(ContainElement(decide.DefaultFinalizer))
 }
 
 // finalizers are the extension's finalizers; nil once it is gone.

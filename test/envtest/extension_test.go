@@ -21,7 +21,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 	"github.com/csv-cleaner/csv-cleaner/test/faultproxy"
@@ -63,10 +63,10 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		Eventually(s.resources).WithContext(ctx).Should(BeEmpty())
 		Eventually(s.phase).WithContext(ctx).Should(Equal(string(cleanupv1alpha1.PhaseCompleted)))
 		rec := s.record(ctx)
-		Expect(rec.Status.Cascade).To(Equal(string(plan.CascadeBackground)))
+		Expect(rec.Status.Cascade).To(Equal(string(decide.CascadeBackground)))
 		Expect(rec.Status.Counts).To(ContainElement(And(HaveField("Kind", s.ext.CRDs[0].Kind+"."+s.ext.CRDs[0].Group),
 			HaveField("Found", BeEquivalentTo(3)), HaveField("Deleted", BeEquivalentTo(3)))))
-		Expect(rec.Status.Counts).To(ContainElement(And(HaveField("Kind", plan.CRDKind), HaveField("Found", BeEquivalentTo(1)))))
+		Expect(rec.Status.Counts).To(ContainElement(And(HaveField("Kind", decide.CRDKind), HaveField("Found", BeEquivalentTo(1)))))
 
 		By("the garbage collector removing what OLM v1 applied once the extension is released")
 		Eventually(s.finalizers).WithContext(ctx).Should(BeNil())
@@ -93,11 +93,11 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s.objs.CRDs[0]), crd)).To(Succeed())
 		Expect(crd.DeletionTimestamp).To(BeNil())
 		Expect(crd.OwnerReferences).To(BeEmpty())
-		Expect(crd.Labels).NotTo(HaveKey(plan.ExtensionOwnerKindLabel))
-		Expect(crd.Labels).NotTo(HaveKey(plan.ExtensionOwnerNameLabel))
+		Expect(crd.Labels).NotTo(HaveKey(decide.ExtensionOwnerKindLabel))
+		Expect(crd.Labels).NotTo(HaveKey(decide.ExtensionOwnerNameLabel))
 		Expect(s.resources(ctx)).To(ConsistOf(s.ns("a") + "/kept"))
 		rec := s.record(ctx)
-		Expect(rec.Status.Kept).To(ContainElement(And(HaveField("Kind", plan.CRDKind), HaveField("Reason", cleanupv1alpha1.KeepPolicyOrphan))))
+		Expect(rec.Status.Kept).To(ContainElement(And(HaveField("Kind", decide.CRDKind), HaveField("Reason", cleanupv1alpha1.KeepPolicyOrphan))))
 		Expect(s.extEventReasons(ctx)).To(ContainElement("CRDDetached"))
 		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, crd))).To(Succeed()) })
 	})
@@ -113,7 +113,7 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		Eventually(s.phase).WithContext(ctx).Should(Equal(string(cleanupv1alpha1.PhaseSkipped)))
 		rec := s.record(ctx)
 		Expect(rec.Status.Reason).To(Equal(cleanupv1alpha1.ReasonOrphanCascade))
-		Expect(rec.Status.Cascade).To(Equal(string(plan.CascadeOrphan)))
+		Expect(rec.Status.Cascade).To(Equal(string(decide.CascadeOrphan)))
 		Expect(rec.Status.Message).To(ContainSubstring("--cascade=orphan"))
 		Eventually(s.finalizers).WithContext(ctx).Should(BeNil())
 		Expect(s.resources(ctx)).To(ConsistOf(s.ns("a") + "/stays"))
@@ -131,7 +131,7 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 
 		s.deleteAsOperatorController(ctx, ptr.To(metav1.DeletePropagationForeground))
 		Eventually(s.phase).WithContext(ctx).Should(Equal(string(cleanupv1alpha1.PhaseCompleted)))
-		Expect(s.record(ctx).Status.Cascade).To(Equal(string(plan.CascadeForeground)))
+		Expect(s.record(ctx).Status.Cascade).To(Equal(string(decide.CascadeForeground)))
 		Expect(s.extEventReasons(ctx)).To(ContainElement("ForegroundCascade"))
 		Eventually(s.finalizers).WithContext(ctx).Should(BeNil())
 		Eventually(present).WithContext(ctx).WithArguments(s.objs.CRDs[0]).Should(BeFalse())
@@ -148,7 +148,7 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		base := ext.DeepCopy()
 		ext.Finalizers = []string{"olm.operatorframework.io/cleanup-unpack-cache", "olm.operatorframework.io/cleanup-contentmanager-cache"}
 		Expect(k8s.Patch(ctx, ext, client.MergeFrom(base))).To(Succeed())
-		Eventually(s.finalizers).WithContext(ctx).Should(ContainElements(plan.DefaultFinalizer,
+		Eventually(s.finalizers).WithContext(ctx).Should(ContainElements(decide.DefaultFinalizer,
 			"olm.operatorframework.io/cleanup-unpack-cache", "olm.operatorframework.io/cleanup-contentmanager-cache"))
 	})
 
@@ -200,14 +200,14 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		stopManager()
 		deleting.deleteAsOperatorController(ctx, nil)
 
-		rl := self.Releaser{Live: k8s, Writer: k8s, Finalizers: plan.Finalizers{Current: plan.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
+		rl := self.Releaser{Live: k8s, Writer: k8s, Finalizers: decide.Finalizers{Current: decide.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
 			Hold: rbac.HoldFinalizer, Workers: 4, Reporter: "test"}
 		released, err := rl.ReleaseOthers(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(released).To(ContainElements(
 			And(HaveField("Kind", ocv1.ClusterExtensionKind), HaveField("Name", live.ext.Name), HaveField("Abandoned", BeFalse())),
 			And(HaveField("Kind", ocv1.ClusterExtensionKind), HaveField("Name", deleting.ext.Name), HaveField("Abandoned", BeTrue()))))
-		Expect(live.finalizers(ctx)).NotTo(ContainElement(plan.DefaultFinalizer))
+		Expect(live.finalizers(ctx)).NotTo(ContainElement(decide.DefaultFinalizer))
 		Expect(deleting.extEventReasons(ctx)).To(ContainElement("UninstallAbandoned"))
 		Eventually(deleting.finalizers).WithContext(ctx).Should(BeNil())
 	})
@@ -235,12 +235,12 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall))
 		Expect(dry.Refusals).To(BeEmpty())
 		Expect(dry.Items).To(ConsistOf(
-			cleanup.DryRunItem{Action: plan.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "one", Reason: plan.DeleteOwnedOperand},
-			cleanup.DryRunItem{Action: plan.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "two", Reason: plan.DeleteOwnedOperand},
-			cleanup.DryRunItem{Action: plan.ActionKeep, Kind: kind, Namespace: s.ns("b"), Name: "outside", Reason: cleanupv1alpha1.KeepOutsideTargets},
-			cleanup.DryRunItem{Action: plan.ActionKeep, Kind: plan.CRDKind, Name: s.objs.CRDs[0].Name, Reason: cleanupv1alpha1.KeepPolicyOrphan},
+			cleanup.DryRunItem{Action: decide.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "one", Reason: decide.DeleteOwnedOperand},
+			cleanup.DryRunItem{Action: decide.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "two", Reason: decide.DeleteOwnedOperand},
+			cleanup.DryRunItem{Action: decide.ActionKeep, Kind: kind, Namespace: s.ns("b"), Name: "outside", Reason: cleanupv1alpha1.KeepOutsideTargets},
+			cleanup.DryRunItem{Action: decide.ActionKeep, Kind: decide.CRDKind, Name: s.objs.CRDs[0].Name, Reason: cleanupv1alpha1.KeepPolicyOrphan},
 		))
-		Expect(s.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer), "the plan changed nothing")
+		Expect(s.finalizers(ctx)).To(ContainElement(decide.DefaultFinalizer), "the plan changed nothing")
 		Expect(s.resources(ctx)).To(HaveLen(3))
 
 		By("running the uninstall: what the plan deleted is gone, what it kept stays")
@@ -269,7 +269,7 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		ext := &ocv1.ClusterExtension{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: s.ext.Name}, ext)).To(Succeed())
 		base := ext.DeepCopy()
-		ext.Finalizers = slices.DeleteFunc(ext.Finalizers, func(f string) bool { return f == plan.DefaultFinalizer })
+		ext.Finalizers = slices.DeleteFunc(ext.Finalizers, func(f string) bool { return f == decide.DefaultFinalizer })
 		Expect(k8s.Patch(ctx, ext, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))).To(Succeed())
 		Eventually(s.finalizers).WithContext(ctx).Should(BeNil())
 
@@ -285,7 +285,8 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		s.resource(ctx, s.ns("a"), "one")
 		s.afterResources()
 		proxy := behindProxy(faultproxy.Rates{})
-		Eventually(s.finalizers).WithContext(ctx).Should(ContainElement(plan.DefaultFinalizer))
+		Eventually(s.finalizers).WithContext(ctx).Should(ContainElement(decide.DefaultFinalizer))
+		beforeErrors := reconcileErrors("clusterextension")
 		By("failing every list of the extension's custom resources with 500")
 		lift := proxy.Add(faultproxy.Rule{Match: onPath(http.MethodGet, "/"+s.ext.CRDs[0].Group+"/", "/gadgets"), Fault: faultproxy.Refused500, Times: 1 << 30})
 		s.deleteAsOperatorController(ctx, nil)
@@ -299,6 +300,8 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 			HaveField("Message", ContainSubstring("attempts in a row failed, the last in step operands"))))
 		Expect(s.resources(ctx)).To(HaveLen(1))
 		Expect(s.extEventReasons(ctx)).To(ContainElement("Retrying"))
+		Expect(reconcileErrors("clusterextension")-beforeErrors).To(BeNumerically(">=", cleanup.RetryingAfter),
+			"controller-runtime counts each failed attempt, where operators look")
 
 		By("letting the lists through again")
 		lift()

@@ -23,7 +23,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 	"github.com/csv-cleaner/csv-cleaner/test/faultproxy"
@@ -147,7 +147,7 @@ func completedWhileHeld(ctx context.Context, scenarios []*scenario) (stop func()
 				}
 				csv := &operatorsv1alpha1.ClusterServiceVersion{}
 				err := k8s.Get(ctx, byName[rec.Name].install.Key(), csv)
-				held := err == nil && slices.Contains(csv.Finalizers, plan.DefaultFinalizer)
+				held := err == nil && slices.Contains(csv.Finalizers, decide.DefaultFinalizer)
 				mu.Lock()
 				if held && !slices.Contains(bad, rec.Name) {
 					bad = append(bad, rec.Name)
@@ -192,6 +192,24 @@ func failedAttempts(step string) float64 {
 		}
 	}
 	return total
+}
+
+// reconcileErrors reads controller-runtime's controller_runtime_reconcile_errors_total of controller.
+func reconcileErrors(controller string) float64 {
+	GinkgoHelper()
+	families, err := metrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_errors_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if label(m, "controller") == controller {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }
 
 func label(m *dto.Metric, name string) string {
@@ -302,7 +320,7 @@ var _ = Describe("A degraded API server", func() {
 		s := degradedInstall(ctx, "retrying")
 		proxy := behindProxy(faultproxy.Rates{})
 		s.waitFinalizer(ctx)
-		before := failedAttempts("operands")
+		before, beforeErrors := failedAttempts("operands"), reconcileErrors("clusterserviceversion")
 		By("failing every list of the operator's operands with 500")
 		lift := proxy.Add(faultproxy.Rule{Match: onPath(http.MethodGet, "/"+s.crd(0).Group+"/", "/widgets"), Fault: faultproxy.Refused500, Times: 1 << 30})
 		s.deleteCSV(ctx)
@@ -317,9 +335,11 @@ var _ = Describe("A degraded API server", func() {
 			HaveField("Status", metav1.ConditionTrue),
 			HaveField("Message", And(ContainSubstring("attempts in a row failed, the last in step operands"),
 				ContainSubstring("etcdserver: request timed out"), ContainSubstring("the next attempt is at")))))
-		Expect(s.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer))
+		Expect(s.finalizers(ctx)).To(ContainElement(decide.DefaultFinalizer))
 		Expect(s.eventCount(ctx, "Retrying")).To(Equal(1))
 		Expect(failedAttempts("operands") - before).To(BeNumerically(">=", cleanup.RetryingAfter))
+		Expect(reconcileErrors("clusterserviceversion")-beforeErrors).To(BeNumerically(">=", cleanup.RetryingAfter),
+			"controller-runtime counts each failed attempt, where operators look")
 
 		By("letting the lists through again")
 		lift()
@@ -351,14 +371,14 @@ var _ = Describe("A degraded API server", func() {
 		c = cleanup.Retry.Client(c)
 		releaseCtx, cancel := context.WithTimeout(ctx, self.DefaultReleaseTimeout)
 		defer cancel()
-		rl := self.Releaser{Live: c, Writer: c, Finalizers: plan.Finalizers{Current: plan.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
+		rl := self.Releaser{Live: c, Writer: c, Finalizers: decide.Finalizers{Current: decide.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
 			Hold: rbac.HoldFinalizer, Workers: 8, Reporter: "test"}
 		released, err := rl.ReleaseOthers(releaseCtx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(len(released)).To(BeNumerically(">=", 3*len(all)))
 		Expect(proxy.Check(faultproxy.Refused500, faultproxy.Refused503, faultproxy.Refused429, faultproxy.LostReply500, faultproxy.LostReplyReset)).To(Succeed())
 		for _, s := range all {
-			Expect(s.finalizers(ctx)).NotTo(ContainElement(plan.DefaultFinalizer), s.id)
+			Expect(s.finalizers(ctx)).NotTo(ContainElement(decide.DefaultFinalizer), s.id)
 			Expect(rbacFinalizers(ctx, s.id+"-role")).To(Equal([][]string{{}, {}}), s.id)
 		}
 	})

@@ -9,16 +9,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 var _ = Describe("The finalizer on managed CSVs", func() {
 	It("is added after OLM's finalizer, which stays first", func(ctx SpecContext) {
 		s := newScenario("fin-olm")
-		s.install.Finalizers = []string{plan.OLMFinalizer}
+		s.install.Finalizers = []string{decide.OLMFinalizer}
 		s.createPolicy(ctx)
 		s.create(ctx)
-		Eventually(s.finalizers).WithContext(ctx).Should(Equal([]string{plan.OLMFinalizer, plan.DefaultFinalizer}))
+		Eventually(s.finalizers).WithContext(ctx).Should(Equal([]string{decide.OLMFinalizer, decide.DefaultFinalizer}))
 	})
 
 	It("is not added when no policy selects the CSV", func(ctx SpecContext) {
@@ -33,12 +33,12 @@ var _ = Describe("The finalizer on managed CSVs", func() {
 
 	It("is removed when the policy is deleted, keeping OLM's", func(ctx SpecContext) {
 		s := newScenario("fin-polrm")
-		s.install.Finalizers = []string{plan.OLMFinalizer}
+		s.install.Finalizers = []string{decide.OLMFinalizer}
 		s.createPolicy(ctx)
 		s.create(ctx)
 		s.waitFinalizer(ctx)
 		Expect(k8s.Delete(ctx, s.policy)).To(Succeed())
-		Eventually(s.finalizers).WithContext(ctx).Should(Equal([]string{plan.OLMFinalizer}))
+		Eventually(s.finalizers).WithContext(ctx).Should(Equal([]string{decide.OLMFinalizer}))
 	})
 
 	It("is removed when the policy changes to no longer select the CSV", func(ctx SpecContext) {
@@ -54,10 +54,10 @@ var _ = Describe("The finalizer on managed CSVs", func() {
 
 	It("replaces a legacy finalizer in place on a live CSV", func(ctx SpecContext) {
 		s := newScenario("fin-legacy")
-		s.install.Finalizers = []string{legacyFinalizer, plan.OLMFinalizer}
+		s.install.Finalizers = []string{legacyFinalizer, decide.OLMFinalizer}
 		s.createPolicy(ctx)
 		s.create(ctx)
-		Eventually(s.finalizers).WithContext(ctx).Should(Equal([]string{plan.DefaultFinalizer, plan.OLMFinalizer}))
+		Eventually(s.finalizers).WithContext(ctx).Should(Equal([]string{decide.DefaultFinalizer, decide.OLMFinalizer}))
 	})
 
 	It("counts a legacy finalizer on a deleting CSV as its own and completes the uninstall", func(ctx SpecContext) {

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // A ClusterExtension deleted with --cascade=foreground: the garbage
@@ -75,11 +75,11 @@ var _ = Describe("A ClusterExtension deleted with --cascade=foreground, its oper
 		Expect(s.resources(ctx)).To(BeEmpty())
 		Expect(s.crdExists(ctx)).To(BeFalse(), "the CRD, once its instances were gone")
 		rec := s.record(ctx)
-		Expect(rec.Status.Cascade).To(Equal(string(plan.CascadeForeground)))
+		Expect(rec.Status.Cascade).To(Equal(string(decide.CascadeForeground)))
 		Expect(rec.Status.Remaining).To(BeZero())
 		Expect(rec.Status.Counts).To(ContainElement(And(HaveField("Kind", kind(s)), HaveField("Found", BeEquivalentTo(resources)),
 			HaveField("Deleted", BeEquivalentTo(resources)), HaveField("Remaining", BeZero()))))
-		Expect(rec.Status.Counts).To(ContainElement(And(HaveField("Kind", plan.CRDKind), HaveField("Found", BeEquivalentTo(1)),
+		Expect(rec.Status.Counts).To(ContainElement(And(HaveField("Kind", decide.CRDKind), HaveField("Found", BeEquivalentTo(1)),
 			HaveField("Remaining", BeZero()))))
 		Expect(rec.Status.CompletionTime.Time).To(BeTemporally(">=", rec.Status.StartTime.Add(timeout)))
 		Expect(s.extEventReasons(ctx)).To(ContainElement("ForegroundCascade"))
@@ -97,7 +97,7 @@ var _ = Describe("A ClusterExtension deleted with --cascade=foreground, its oper
 		Expect(rec.Status.Message).To(ContainSubstring(fmt.Sprintf("%d operands still exist after operandTimeout", resources)))
 		Expect(rec.Status.Message).To(ContainSubstring("--cascade=foreground"))
 		Expect(rec.Status.Counts).To(ContainElement(And(HaveField("Kind", kind(s)), HaveField("Remaining", BeEquivalentTo(resources)))))
-		Consistently(s.finalizers).WithContext(ctx).WithTimeout(2 * time.Second).Should(ContainElement(plan.DefaultFinalizer))
+		Consistently(s.finalizers).WithContext(ctx).WithTimeout(2 * time.Second).Should(ContainElement(decide.DefaultFinalizer))
 		Expect(s.resources(ctx)).To(HaveLen(resources))
 	})
 
@@ -110,7 +110,7 @@ var _ = Describe("A ClusterExtension deleted with --cascade=foreground, its oper
 		Expect(rec.Status.CompletionTime.Time).To(BeTemporally(">=", rec.Status.StartTime.Add(timeout)))
 		Expect(rec.Status.Counts).To(ContainElement(And(HaveField("Kind", kind(s)), HaveField("Remaining", BeZero()), HaveField("Kept",
 			ContainElement(cleanupv1alpha1.KeptCount{Reason: cleanupv1alpha1.KeepTimedOut, Count: resources})))))
-		Expect(rec.Status.Counts).To(ContainElement(And(HaveField("Kind", plan.CRDKind), HaveField("Kept",
+		Expect(rec.Status.Counts).To(ContainElement(And(HaveField("Kind", decide.CRDKind), HaveField("Kept",
 			ContainElement(cleanupv1alpha1.KeptCount{Reason: cleanupv1alpha1.KeepHasInstances, Count: 1})))))
 		Expect(rec.Status.Message).To(ContainSubstring("remain, being deleted and held by finalizers"))
 		Expect(s.resources(ctx)).To(HaveLen(resources))

@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -133,7 +133,7 @@ func (s *scenario) finalizers(ctx context.Context) []string {
 
 func (s *scenario) waitFinalizer(ctx context.Context) {
 	GinkgoHelper()
-	Eventually(func(ctx context.Context) []string { return s.finalizers(ctx) }).WithContext(ctx).Should(ContainElement(plan.DefaultFinalizer))
+	Eventually(func(ctx context.Context) []string { return s.finalizers(ctx) }).WithContext(ctx).Should(ContainElement(decide.DefaultFinalizer))
 }
 
 func (s *scenario) deleteCSV(ctx context.Context) {

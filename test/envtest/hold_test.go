@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/manager"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -152,7 +152,7 @@ var _ = Describe("The RBAC hold", func() {
 		By("deleting the policy")
 		Expect(k8s.Delete(ctx, s.policy)).To(Succeed())
 		waitRBACFinalizers(ctx, s.id+"-role", [][]string{{}, {}})
-		Eventually(func(ctx context.Context) []string { return s.finalizers(ctx) }).WithContext(ctx).ShouldNot(ContainElement(plan.DefaultFinalizer))
+		Eventually(func(ctx context.Context) []string { return s.finalizers(ctx) }).WithContext(ctx).ShouldNot(ContainElement(decide.DefaultFinalizer))
 	})
 
 	It("is released under its configured name when turned off (--rbac-hold=false --rbac-hold-finalizer=X)", func(ctx SpecContext) {
@@ -181,17 +181,17 @@ var _ = Describe("The RBAC hold", func() {
 			}
 			return csv.Finalizers
 		}
-		Eventually(selfFinalizers).WithContext(ctx).Should(ContainElement(plan.DefaultFinalizer), "its own CSV, though no policy selects it")
+		Eventually(selfFinalizers).WithContext(ctx).Should(ContainElement(decide.DefaultFinalizer), "its own CSV, though no policy selects it")
 
 		By("uninstalling csv-cleaner")
 		Expect(k8s.Delete(ctx, &operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: self.Namespace, Name: self.CSVName}})).To(Succeed())
 		Eventually(func(ctx context.Context) error {
 			return k8s.Get(ctx, self.Key(), &operatorsv1alpha1.ClusterServiceVersion{})
 		}).WithContext(ctx).Should(Satisfy(apierrors.IsNotFound))
-		Expect(s.finalizers(ctx)).NotTo(ContainElement(plan.DefaultFinalizer))
+		Expect(s.finalizers(ctx)).NotTo(ContainElement(decide.DefaultFinalizer))
 		Expect(rbacFinalizers(ctx, s.id+"-role")).To(Equal([][]string{{}, {}}))
 		Consistently(func(ctx context.Context) []string { return s.finalizers(ctx) }).WithContext(ctx).WithTimeout(2*time.Second).
-			ShouldNot(ContainElement(plan.DefaultFinalizer), "while csv-cleaner still runs, it places none again")
+			ShouldNot(ContainElement(decide.DefaultFinalizer), "while csv-cleaner still runs, it places none again")
 	})
 
 	It("reports an operator whose Deployment is gone as OperatorUnavailable, then follows onTimeout", func(ctx SpecContext) {

@@ -16,7 +16,7 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 var _ = Describe("csv-cleaner plan", func() {
@@ -28,6 +28,12 @@ var _ = Describe("csv-cleaner plan", func() {
 		s.operand(ctx, 0, s.ns("c"), "w3") // outside the targets
 		s.clusterRole(ctx, "unrelated", map[string]string{"olm.owner": s.install.CSVName})
 		kind := s.crd(0).Kind + "." + s.crd(0).Group
+		const words = "Delete every Widget before the operator: their volumes stay."
+		csv, err := s.getCSV(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		base := csv.DeepCopy()
+		metav1.SetMetaDataAnnotation(&csv.ObjectMeta, "operator.openshift.io/uninstall-message", words)
+		Expect(k8s.Patch(ctx, csv, client.MergeFrom(base))).To(Succeed())
 
 		By("stopping csv-cleaner, so that any change to the cluster would be the plan's")
 		stopManager()
@@ -52,12 +58,13 @@ var _ = Describe("csv-cleaner plan", func() {
 		Expect(dry.Refusals).To(BeEmpty(), "the identity may do what the uninstall does, and no admission check refuses it")
 		Expect(dry.Notes).To(BeEmpty())
 		Expect(dry.Policy).To(Equal("plan"))
+		Expect(dry.UninstallMessage).To(Equal(words), "the operator author's words, as the console shows them")
 		Expect(dry.Items).To(ConsistOf(
-			cleanup.DryRunItem{Action: "Delete", Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: plan.DeleteOwnedOperand},
-			cleanup.DryRunItem{Action: "Delete", Kind: kind, Namespace: s.ns("b"), Name: "w2", Reason: plan.DeleteOwnedOperand},
+			cleanup.DryRunItem{Action: "Delete", Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: decide.DeleteOwnedOperand},
+			cleanup.DryRunItem{Action: "Delete", Kind: kind, Namespace: s.ns("b"), Name: "w2", Reason: decide.DeleteOwnedOperand},
 			cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("c"), Name: "w3", Reason: cleanupv1alpha1.KeepOutsideTargets},
-			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRoleBinding.rbac.authorization.k8s.io", Name: "plan-role", Reason: plan.DeleteOwnerLabels},
-			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRole.rbac.authorization.k8s.io", Name: "plan-role", Reason: plan.DeleteOwnerLabels},
+			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRoleBinding.rbac.authorization.k8s.io", Name: "plan-role", Reason: decide.DeleteOwnerLabels},
+			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRole.rbac.authorization.k8s.io", Name: "plan-role", Reason: decide.DeleteOwnerLabels},
 			cleanup.DryRunItem{Action: "Keep", Kind: "CustomResourceDefinition.apiextensions.k8s.io", Name: s.crd(0).Name(), Reason: cleanupv1alpha1.KeepHasInstances},
 		), "the ClusterRole with olm.owner alone is not the CSV's")
 
@@ -68,6 +75,7 @@ var _ = Describe("csv-cleaner plan", func() {
 		Expect(table).To(MatchRegexp(`(?m)^Keep\s+Widget\.plan\.example\.com\s+c-plan\s+w3\s+OutsideTargets$`))
 		Expect(table).To(MatchRegexp(`(?m)^Delete\s+ClusterRole\.rbac\.authorization\.k8s\.io\s+-\s+plan-role\s+OwnerLabels$`))
 		Expect(table).To(ContainSubstring("4 to delete, 2 to keep"))
+		Expect(table).To(MatchRegexp(`(?m)^Uninstall message:\s+` + words + `$`))
 		GinkgoWriter.Println(table)
 
 		By("finding every object as it was: no write, no CSVCleanup record")
@@ -82,7 +90,7 @@ var _ = Describe("csv-cleaner plan", func() {
 		Expect(dry.Message).To(Equal("CSV is being uninstalled"))
 		Expect(dry.Items).To(ContainElement(cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("a"), Name: "late", Reason: cleanupv1alpha1.KeepCreatedAfterDeletion}))
 
-		Expect(s.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer), "the plan released nothing")
+		Expect(s.finalizers(ctx)).To(ContainElement(decide.DefaultFinalizer), "the plan released nothing")
 
 		By("letting csv-cleaner finish the uninstall the plan described")
 		startManager()
@@ -94,6 +102,7 @@ var _ = Describe("csv-cleaner plan", func() {
 			g.Expect(k8s.Update(ctx, w2)).To(Succeed())
 		}).WithContext(ctx).Should(Succeed())
 		s.csvGone(ctx)
+		Expect(s.record(ctx).Status.UninstallMessage).To(Equal(words), "the record keeps the operator author's words")
 		Expect(s.remaining(ctx)).To(ConsistOf(
 			"CRD "+s.crd(0).Name(),
 			"Widget "+s.ns("c")+"/w3",
@@ -117,8 +126,8 @@ var _ = Describe("csv-cleaner plan", func() {
 		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall), dry.Message)
 		Expect(dry.Items).To(ConsistOf(
 			cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: cleanupv1alpha1.KeepPolicyOrphan},
-			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRoleBinding.rbac.authorization.k8s.io", Name: "plan-orphan-role", Reason: plan.DeleteOwnerLabels},
-			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRole.rbac.authorization.k8s.io", Name: "plan-orphan-role", Reason: plan.DeleteOwnerLabels},
+			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRoleBinding.rbac.authorization.k8s.io", Name: "plan-orphan-role", Reason: decide.DeleteOwnerLabels},
+			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRole.rbac.authorization.k8s.io", Name: "plan-orphan-role", Reason: decide.DeleteOwnerLabels},
 			cleanup.DryRunItem{Action: "Keep", Kind: "CustomResourceDefinition.apiextensions.k8s.io", Name: s.crd(0).Name(), Reason: cleanupv1alpha1.KeepPolicyOrphan},
 		))
 

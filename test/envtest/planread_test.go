@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os/exec"
 	"time"
@@ -19,7 +20,7 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
@@ -54,9 +55,9 @@ var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lis
 		Expect(dry.Unread).To(BeEmpty())
 		Expect(dry.Refusals).To(BeEmpty(), "the dry-run DELETE is sent where the instance can be read")
 		Expect(dry.Items).To(ContainElements(
-			And(HaveField("Action", plan.ActionUpdate), HaveField("Kind", plan.CRDKind), HaveField("Name", s.crd(0).Name()),
-				HaveField("Reason", plan.UpdateConversionNone), HaveField("Message", ContainSubstring("sets spec.conversion to None"))),
-			cleanup.DryRunItem{Action: plan.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: plan.DeleteOwnedOperand},
+			And(HaveField("Action", decide.ActionUpdate), HaveField("Kind", decide.CRDKind), HaveField("Name", s.crd(0).Name()),
+				HaveField("Reason", decide.UpdateConversionNone), HaveField("Message", ContainSubstring("sets spec.conversion to None"))),
+			cleanup.DryRunItem{Action: decide.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: decide.DeleteOwnedOperand},
 		))
 
 		By("uninstalling: the conversion goes to None and the instance the plan named is deleted")
@@ -78,9 +79,22 @@ var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lis
 		dry := planAsRun(ctx, s)
 		Expect(dry.Verdict).To(Equal(cleanup.VerdictBlocked))
 		Expect(dry.Reason).To(Equal(cleanupv1alpha1.BlockedConversionFailed))
-		Expect(dry.Items).To(ContainElement(cleanup.DryRunItem{Action: plan.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: plan.DeleteOwnedOperand}))
-		Expect(dry.Items).NotTo(ContainElement(HaveField("Action", plan.ActionUpdate)))
+		Expect(dry.Items).To(ContainElement(cleanup.DryRunItem{Action: decide.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: decide.DeleteOwnedOperand}))
+		Expect(dry.Items).NotTo(ContainElement(HaveField("Action", decide.ActionUpdate)))
 		Expect(dry.Notes).To(ContainElement(ContainSubstring("read at version v1, where they are stored")))
+
+		By("running csv-cleaner plan: it prints the whole plan and exits 5, Blocked")
+		var stdout, stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, planBinary(), "plan", "--kubeconfig", cp.Kubeconfig, "--service-account", "plan-"+s.id+"/csv-cleaner",
+			"-n", s.install.Namespace, s.install.CSVName, "-o", "json")
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		var exit *exec.ExitError
+		Expect(errors.As(cmd.Run(), &exit)).To(BeTrue(), "a plan whose verdict is Blocked does not exit 0")
+		Expect(exit.ExitCode()).To(Equal(5), stderr.String())
+		Expect(stderr.String()).To(ContainSubstring("the uninstall would be blocked: " + cleanupv1alpha1.BlockedConversionFailed))
+		var printed cleanup.DryRun
+		Expect(json.Unmarshal(stdout.Bytes(), &printed)).To(Succeed())
+		Expect(printed).To(And(HaveField("Verdict", cleanup.VerdictBlocked), HaveField("Items", ConsistOf(dry.Items))))
 
 		By("deleting the CSV: the run is blocked with the message the plan gave")
 		s.deleteCSV(ctx)

@@ -19,7 +19,7 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -77,7 +77,7 @@ func (l *deleteLog) containing(id string) []string {
 
 // itemTarget names a plan item as deleteTarget names a request: every kind
 // here is plural with an "s".
-func itemTarget(it plan.Item) string {
+func itemTarget(it decide.Item) string {
 	kind, _, _ := strings.Cut(it.Kind, ".")
 	return strings.ToLower(kind) + "s " + path(it.Namespace, it.Name)
 }
@@ -141,25 +141,25 @@ var _ = Describe("csv-cleaner plan and the uninstall", func() {
 
 			operandKind := s.crd(0).Kind + "." + s.crd(0).Group
 			var wantDeletes []string
-			var wantKept, wantLeft []plan.Item
+			var wantKept, wantLeft []decide.Item
 			for _, it := range dry.Items {
 				switch {
-				case it.Action == plan.ActionDelete && it.Reason != plan.DeleteTerminating && it.Reason != plan.DeleteRemoveFinalizers:
+				case it.Action == decide.ActionDelete && it.Reason != decide.DeleteTerminating && it.Reason != decide.DeleteRemoveFinalizers:
 					wantDeletes = append(wantDeletes, itemTarget(it))
-				case it.Action == plan.ActionKeep:
+				case it.Action == decide.ActionKeep:
 					wantLeft = append(wantLeft, it)
 					// The record names the kept operands and CRDs; cluster objects
 					// a policy orphans are kept by not being looked at.
-					if it.Kind == operandKind || it.Kind == plan.CRDKind {
+					if it.Kind == operandKind || it.Kind == decide.CRDKind {
 						wantKept = append(wantKept, it)
 					}
 				}
 			}
 			Expect(log.containing(id)).To(ConsistOf(wantDeletes), "the run's DELETE requests")
 			rec := s.record(ctx)
-			var gotKept []plan.Item
+			var gotKept []decide.Item
 			for _, k := range rec.Status.Kept {
-				gotKept = append(gotKept, plan.Item{Action: plan.ActionKeep, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name, Reason: k.Reason})
+				gotKept = append(gotKept, decide.Item{Action: decide.ActionKeep, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name, Reason: k.Reason})
 			}
 			Expect(gotKept).To(ConsistOf(wantKept), "the record's status.kept")
 			for _, it := range wantLeft {
@@ -196,7 +196,7 @@ var _ = Describe("csv-cleaner plan and the uninstall", func() {
 			policy: func(p *cleanupv1alpha1.CleanupPolicySpec) { p.ClusterRBAC = cleanupv1alpha1.Orphan },
 			before: func(ctx context.Context, _ *scenario, csv *operatorsv1alpha1.ClusterServiceVersion) {
 				base := csv.DeepCopy()
-				metav1.SetMetaDataAnnotation(&csv.ObjectMeta, plan.OptOutAnnotation, "true")
+				metav1.SetMetaDataAnnotation(&csv.ObjectMeta, decide.OptOutAnnotation, "true")
 				Expect(k8s.Patch(ctx, csv, client.MergeFrom(base))).To(Succeed())
 			},
 		}),
@@ -240,11 +240,11 @@ func releaseOperand(ctx context.Context, s *scenario, obj *unstructured.Unstruct
 }
 
 // exists reports whether the object a plan item names exists.
-func exists(ctx context.Context, s *scenario, it plan.Item) bool {
+func exists(ctx context.Context, s *scenario, it decide.Item) bool {
 	GinkgoHelper()
 	obj := &metav1.PartialObjectMetadata{}
 	switch kind, group, _ := strings.Cut(it.Kind, "."); {
-	case it.Kind == plan.CRDKind:
+	case it.Kind == decide.CRDKind:
 		obj.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
 	case group == s.crd(0).Group:
 		obj.SetGroupVersionKind(s.crd(0).GVK())

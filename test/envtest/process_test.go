@@ -26,7 +26,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -70,11 +70,17 @@ type cleanerProc struct {
 // startCleaner starts a replica of csv-cleaner's CSV csv and waits until it is ready.
 func startCleaner(ctx context.Context, name string, csv types.NamespacedName) *cleanerProc {
 	GinkgoHelper()
+	return startCleanerOn(ctx, name, csv, cp.Kubeconfig)
+}
+
+// startCleanerOn is startCleaner with the kubeconfig at kubeconfig (a fault proxy's).
+func startCleanerOn(ctx context.Context, name string, csv types.NamespacedName, kubeconfig string) *cleanerProc {
+	GinkgoHelper()
 	bin := cleanerBinary(ctx)
 	p := &cleanerProc{metrics: freeAddr(), probe: freeAddr()}
 	var err error
 	p.Process, err = controlplane.StartProcess(name, bin, []string{
-		"--kubeconfig=" + cp.Kubeconfig, "--metrics-bind-address=" + p.metrics, "--metrics-secure=false", "--health-probe-bind-address=" + p.probe,
+		"--kubeconfig=" + kubeconfig, "--metrics-bind-address=" + p.metrics, "--metrics-secure=false", "--health-probe-bind-address=" + p.probe,
 		"--leader-elect", "--leader-election-namespace=" + csv.Namespace,
 		"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=500ms",
 		"--operand-role=", // an admin: no operand role to bind
@@ -239,7 +245,7 @@ func (l *versionLog) keptHeld(s *scenario, until time.Time) {
 	GinkgoHelper()
 	role := s.id + "-role"
 	Expect(l.count("ClusterServiceVersion", s.install.Key().String())).To(BeNumerically(">", 0), "the watch saw the CSV")
-	Expect(l.without("ClusterServiceVersion", s.install.Key().String(), plan.DefaultFinalizer, until)).To(BeEmpty())
+	Expect(l.without("ClusterServiceVersion", s.install.Key().String(), decide.DefaultFinalizer, until)).To(BeEmpty())
 	Expect(l.without("ClusterRole", role, rbac.HoldFinalizer, until)).To(BeEmpty())
 	Expect(l.without("ClusterRoleBinding", role, rbac.HoldFinalizer, until)).To(BeEmpty())
 }
@@ -264,7 +270,7 @@ func heldAnywhere(ctx context.Context) []string {
 	for _, k := range []struct {
 		gvk schema.GroupVersionKind
 		fin string
-	}{{csvGVK, plan.DefaultFinalizer}, {rbac.ClusterRole, rbac.HoldFinalizer}, {rbac.ClusterRoleBinding, rbac.HoldFinalizer}} {
+	}{{csvGVK, decide.DefaultFinalizer}, {rbac.ClusterRole, rbac.HoldFinalizer}, {rbac.ClusterRoleBinding, rbac.HoldFinalizer}} {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
 		Expect(k8s.List(ctx, list)).To(Succeed())
@@ -343,7 +349,7 @@ var _ = Describe("csv-cleaner's own life cycle, run as OLM runs it", func() {
 		live.waitFinalizer(ctx)
 		waitRBACFinalizers(ctx, live.id+"-role", held)
 		waitRBACFinalizers(ctx, busy.id+"-role", held)
-		Eventually(func(ctx context.Context) []string { return csvFinalizers(ctx, v1) }).WithContext(ctx).Should(ContainElement(plan.DefaultFinalizer))
+		Eventually(func(ctx context.Context) []string { return csvFinalizers(ctx, v1) }).WithContext(ctx).Should(ContainElement(decide.DefaultFinalizer))
 		waitRBACFinalizers(ctx, selfRBACName(v1), held)
 		versions := watchVersions(ctx)
 
@@ -385,8 +391,8 @@ var _ = Describe("csv-cleaner's own life cycle, run as OLM runs it", func() {
 			replicas[1].waitLeads(ctx)
 		}
 		Consistently(func(g Gomega, ctx context.Context) {
-			g.Expect(busy.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer))
-			g.Expect(live.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer))
+			g.Expect(busy.finalizers(ctx)).To(ContainElement(decide.DefaultFinalizer))
+			g.Expect(live.finalizers(ctx)).To(ContainElement(decide.DefaultFinalizer))
 		}).WithContext(ctx).WithTimeout(2 * time.Second).Should(Succeed())
 
 		By("letting the operand go: v2 completes the uninstall v1 began")
@@ -399,9 +405,9 @@ var _ = Describe("csv-cleaner's own life cycle, run as OLM runs it", func() {
 		By("finding every finalizer kept at every version the watch saw")
 		versions.keptHeld(busy, released)
 		versions.keptHeld(live, time.Now())
-		Expect(live.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer))
+		Expect(live.finalizers(ctx)).To(ContainElement(decide.DefaultFinalizer))
 		Expect(rbacFinalizers(ctx, live.id+"-role")).To(Equal(held))
-		Expect(csvFinalizers(ctx, v2)).To(ContainElement(plan.DefaultFinalizer))
+		Expect(csvFinalizers(ctx, v2)).To(ContainElement(decide.DefaultFinalizer))
 		Expect(rbacFinalizers(ctx, selfRBACName(v2))).To(Equal(held), "v2 holds its own RBAC")
 	}
 
@@ -461,9 +467,9 @@ var _ = Describe("csv-cleaner's own life cycle, run as OLM runs it", func() {
 		live.waitFinalizer(ctx)
 		waitRBACFinalizers(ctx, live.id+"-role", held)
 		Expect(p.Stop(30 * time.Second)).To(Succeed())
-		Expect(live.finalizers(ctx)).To(ContainElement(plan.DefaultFinalizer))
+		Expect(live.finalizers(ctx)).To(ContainElement(decide.DefaultFinalizer))
 		Expect(rbacFinalizers(ctx, live.id+"-role")).To(Equal(held))
-		Expect(csvFinalizers(ctx, self)).To(ContainElement(plan.DefaultFinalizer))
+		Expect(csvFinalizers(ctx, self)).To(ContainElement(decide.DefaultFinalizer))
 	})
 
 	It("leaves `csv-cleaner release` to remove every finalizer after a SIGKILL, and prints what it removed", func(ctx SpecContext) {
@@ -485,8 +491,8 @@ var _ = Describe("csv-cleaner's own life cycle, run as OLM runs it", func() {
 		Expect(err).NotTo(HaveOccurred(), string(out))
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		Expect(lines).To(ContainElements(
-			"ClusterServiceVersion "+live.install.Key().String()+": removed ["+plan.DefaultFinalizer+"]",
-			"ClusterServiceVersion "+busy.install.Key().String()+": removed ["+plan.DefaultFinalizer+"] (its uninstall is abandoned)",
+			"ClusterServiceVersion "+live.install.Key().String()+": removed ["+decide.DefaultFinalizer+"]",
+			"ClusterServiceVersion "+busy.install.Key().String()+": removed ["+decide.DefaultFinalizer+"] (its uninstall is abandoned)",
 			"ClusterRole "+live.id+"-role: removed ["+rbac.HoldFinalizer+"]",
 			"ClusterRoleBinding "+live.id+"-role: removed ["+rbac.HoldFinalizer+"]",
 		))

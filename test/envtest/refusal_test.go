@@ -19,7 +19,7 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
@@ -81,7 +81,7 @@ var _ = Describe("A request the API server refuses", func() {
 		}).WithContext(ctx).Should(Succeed())
 		Expect(dry.Reason).To(Equal(cleanupv1alpha1.BlockedAdmissionRefused))
 		Expect(dry.Refusals).To(ConsistOf(And(HaveField("Kind", "Widget."+s.crd(0).Group), HaveField("Reason", cleanupv1alpha1.BlockedAdmissionRefused))))
-		Expect(dry.Items).To(ContainElement(cleanup.DryRunItem{Action: plan.ActionDelete, Kind: "Widget." + s.crd(0).Group, Namespace: s.ns("a"), Name: "w1", Reason: plan.DeleteOwnedOperand}))
+		Expect(dry.Items).To(ContainElement(cleanup.DryRunItem{Action: decide.ActionDelete, Kind: "Widget." + s.crd(0).Group, Namespace: s.ns("a"), Name: "w1", Reason: decide.DeleteOwnedOperand}))
 		s.deleteCSV(ctx)
 
 		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedAdmissionRefused)

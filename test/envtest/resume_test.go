@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 const holdFinalizer = "test.csv-cleaner.io/hold"
@@ -152,7 +152,7 @@ var _ = Describe("Resuming", func() {
 			f := slices.Clone(s.finalizers(ctx))
 			slices.Sort(f)
 			return f
-		}).WithContext(ctx).Should(Equal(append([]string{plan.DefaultFinalizer}, sortedCopy(want)...)))
+		}).WithContext(ctx).Should(Equal(append([]string{decide.DefaultFinalizer}, sortedCopy(want)...)))
 		dropFinalizers(ctx, csv)
 	})
 })

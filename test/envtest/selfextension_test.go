@@ -9,8 +9,8 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/manager"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
@@ -26,7 +26,7 @@ var _ = Describe("csv-cleaner installed by OLM v1 as a ClusterExtension", func()
 		managed.createPolicy(ctx)
 		managed.create(ctx)
 
-		self := fixtures.Extension{Name: "csv-cleaner-olmv1", Package: plan.SelfPackage, Namespace: ns}
+		self := fixtures.Extension{Name: "csv-cleaner-olmv1", Package: decide.SelfPackage, Namespace: ns}
 		objs, err := self.Create(ctx, k8s)
 		Expect(err).NotTo(HaveOccurred())
 		own := func(ctx context.Context) []string {
@@ -44,13 +44,13 @@ var _ = Describe("csv-cleaner installed by OLM v1 as a ClusterExtension", func()
 				Expect(client.IgnoreNotFound(k8s.Patch(ctx, ext, client.MergeFrom(base)))).To(Succeed())
 			}
 		})
-		Eventually(own).WithContext(ctx).Should(ContainElement(plan.DefaultFinalizer),
+		Eventually(own).WithContext(ctx).Should(ContainElement(decide.DefaultFinalizer),
 			"no policy selects it, yet csv-cleaner holds the extension that installed it")
 
 		By("deleting csv-cleaner's own ClusterExtension")
 		Expect(k8s.Delete(ctx, objs.Extension)).To(Succeed())
-		Eventually(own).WithContext(ctx).ShouldNot(ContainElement(plan.DefaultFinalizer))
-		Expect(managed.finalizers(ctx)).NotTo(ContainElement(plan.DefaultFinalizer),
+		Eventually(own).WithContext(ctx).ShouldNot(ContainElement(decide.DefaultFinalizer))
+		Expect(managed.finalizers(ctx)).NotTo(ContainElement(decide.DefaultFinalizer),
 			"the managed extension was released before csv-cleaner's own")
 		Expect(managed.finalizers(ctx)).To(ContainElements("olm.operatorframework.io/cleanup-unpack-cache"),
 			"csv-cleaner let go of the managed extension, it did not uninstall it")

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // Deletions that are not uninstalls: nothing is deleted and the CSV is released at once.
@@ -104,7 +104,7 @@ var _ = Describe("A deletion that is not an uninstall", func() {
 		setup(ctx, s)
 		setStatus(ctx, s, operatorsv1alpha1.CSVPhaseDeleting, operatorsv1alpha1.CSVReasonReplaced)
 		s.deleteCSV(ctx)
-		Eventually(s.finalizers).WithContext(ctx).WithTimeout(5 * time.Second).ShouldNot(ContainElement(plan.DefaultFinalizer))
+		Eventually(s.finalizers).WithContext(ctx).WithTimeout(5 * time.Second).ShouldNot(ContainElement(decide.DefaultFinalizer))
 		Expect(s.phase(ctx)).To(Equal("Skipped/Upgrade"))
 	})
 })
@@ -118,7 +118,7 @@ var _ = Describe("Operands kept on purpose", func() {
 		s.ownedRBAC(ctx, "role")
 		s.waitFinalizer(ctx)
 		base := csv.DeepCopy()
-		csv.Annotations[plan.OptOutAnnotation] = "true"
+		csv.Annotations[decide.OptOutAnnotation] = "true"
 		Expect(k8s.Patch(ctx, csv, client.MergeFrom(base))).To(Succeed())
 		s.uninstall(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name(), "Widget " + s.ns("a") + "/w1"}))

@@ -24,8 +24,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/manager"
-	"github.com/csv-cleaner/csv-cleaner/pkg/plan"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 )
 
@@ -108,7 +108,7 @@ func startManagerAs(identity *rest.Config, mutate ...func(*manager.SetupOptions)
 	})
 	Expect(err).NotTo(HaveOccurred())
 	opts := manager.SetupOptions{
-		Finalizers:    plan.Finalizers{Current: plan.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
+		Finalizers:    decide.Finalizers{Current: decide.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
 		DeleteWorkers: 8, MaxConcurrentReconciles: 4, PaceWrites: true,
 	}
 	for _, m := range mutate {

@@ -76,6 +76,9 @@ type Rule struct {
 	Match func(*http.Request) bool
 	Fault Kind
 	Times int
+	// Then, when set, runs once a lost reply's request is done upstream and
+	// before its reply is lost: a spec kills its client there.
+	Then func()
 }
 
 // Proxy is a running fault proxy.
@@ -178,7 +181,7 @@ func (p *Proxy) Check(kinds ...Kind) error {
 }
 
 // choose decides a request's fault ("" for none) and, for a watch, when to cut it.
-func (p *Proxy) choose(req *http.Request) (fault Kind, delay, cut time.Duration) {
+func (p *Proxy) choose(req *http.Request) (fault Kind, delay, cut time.Duration, then func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	writes := req.Method == http.MethodDelete || req.Method == http.MethodPatch
@@ -188,7 +191,7 @@ func (p *Proxy) choose(req *http.Request) (fault Kind, delay, cut time.Duration)
 				p.rules = slices.Delete(p.rules, i, i+1)
 			}
 			p.injected[r.Fault]++
-			return r.Fault, 0, 0
+			return r.Fault, 0, 0, r.Then
 		}
 	}
 	rt := p.rates
@@ -210,7 +213,7 @@ func (p *Proxy) choose(req *http.Request) (fault Kind, delay, cut time.Duration)
 	if fault != "" {
 		p.injected[fault]++
 	}
-	return fault, delay, cut
+	return fault, delay, cut, nil
 }
 
 // owed reports whether kind, at rate, has not struck yet and applies: then
@@ -229,7 +232,7 @@ func watching(req *http.Request) bool { return req.URL.Query().Get("watch") == "
 
 // ServeHTTP injects the fault chosen for the request, or forwards it.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	fault, delay, cut := p.choose(req)
+	fault, delay, cut, then := p.choose(req)
 	switch fault {
 	case Refused500:
 		writeStatus(w, apierrors.NewInternalError(fmt.Errorf("etcdserver: request timed out")))
@@ -242,7 +245,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		writeStatus(w, apierrors.NewTooManyRequests("too many requests, please try again later", 1))
 		return
 	case LostReply500, LostReplyReset:
-		p.forwardAndLose(w, req, fault)
+		p.forwardAndLose(w, req, fault, then)
 		return
 	case Delayed:
 		select {
@@ -266,14 +269,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	p.rp.ServeHTTP(w, req)
 }
 
-// forwardAndLose sends the request on, lets the API server do it, and
-// then loses its reply.
-func (p *Proxy) forwardAndLose(w http.ResponseWriter, req *http.Request, fault Kind) {
+// forwardAndLose sends the request on, lets the API server do it, runs
+// then (when set), and then loses its reply.
+func (p *Proxy) forwardAndLose(w http.ResponseWriter, req *http.Request, fault Kind, then func()) {
 	out := req.Clone(req.Context())
 	out.URL.Scheme, out.URL.Host, out.Host, out.RequestURI = p.upstream.Scheme, p.upstream.Host, p.upstream.Host, ""
 	if resp, err := p.forward.RoundTrip(out); err == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
+	}
+	if then != nil {
+		then()
 	}
 	if fault == LostReplyReset {
 		panic(http.ErrAbortHandler) // resets the HTTP/2 stream

@@ -1,0 +1,50 @@
+package decide
+
+import cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+
+// GateInput is what decides, before any operand is listed, whether the
+// operands are decided one by one, kept whole, or not touched at all.
+type GateInput struct {
+	Verdict  Verdict
+	Settings Settings
+	// OperatorGroups is DecideOperatorGroups' problem, if any.
+	OperatorGroups *Problem
+	// Scope are ScopeCRDs' problems (a malformed or unestablished owned CRD).
+	Scope []Problem
+	// Targets is DecideTargets' problem, if any.
+	Targets *Problem
+}
+
+// GateOperands is the precedence of an uninstall's operand step, written
+// once for the run and the plan:
+//  1. target namespaces OLM itself cannot tell (OperatorGroups) block
+//     everything, kept operands or not;
+//  2. operands kept whole (the CSV opted out, operands: Orphan) win over
+//     bad input, which then blocks nothing: nothing of it is deleted;
+//  3. a malformed or unestablished owned CRD blocks;
+//  4. target namespaces that cannot be known block.
+//
+// It returns the reason every operand is kept, or the problem that blocks.
+func GateOperands(in GateInput) (orphan string, blocked *Problem) {
+	if in.OperatorGroups != nil {
+		return "", in.OperatorGroups
+	}
+	if orphan := OrphanReason(in.Verdict, in.Settings); orphan != "" {
+		return orphan, nil
+	}
+	if len(in.Scope) > 0 {
+		return "", JoinProblems(in.Scope)
+	}
+	return "", in.Targets
+}
+
+// OrphanReason says why every operand is kept, or "" when they are decided one by one.
+func OrphanReason(v Verdict, s Settings) string {
+	switch {
+	case v.OptedOut:
+		return cleanupv1alpha1.KeepOptedOut
+	case s.Operands == cleanupv1alpha1.Orphan:
+		return cleanupv1alpha1.KeepPolicyOrphan
+	}
+	return ""
+}
