@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -36,7 +35,7 @@ start, or --service-account) and a delete a webhook or an admission policy
 refuses (a server-side dry-run DELETE of one object of each kind). It writes
 nothing. It prints the whole plan and exits 0 when the uninstall would go
 through (or the owner would be let go without deleting anything), 5 when the
-verdict is Blocked, 6 when it is Incomplete (some kinds could not be read).`,
+verdict is Blocked.`,
 		Example: `  csv-cleaner plan --namespace operators my-operator.v1.2.3
   csv-cleaner plan clusterextension my-extension -o json
   kubectl csv-cleaner plan -n operators my-operator.v1.2.3`,
@@ -128,22 +127,16 @@ func readAndPrint(kubeconfig, output string, sa *types.NamespacedName, stdout io
 	return verdictExit(d)
 }
 
-// The exit codes of a plan printed whole whose uninstall would not go through.
-const (
-	// exitPlanBlocked: the verdict is Blocked.
-	exitPlanBlocked = 5
-	// exitPlanIncomplete: the verdict is Incomplete (some kinds could not be read).
-	exitPlanIncomplete = 6
-)
+// exitPlanBlocked is the exit code of a plan, printed whole, whose verdict is Blocked.
+const exitPlanBlocked = 5
 
 // verdictExit is the plan's exit: nil when the uninstall would go through
-// (or csv-cleaner would let the owner go without deleting anything).
+// (Incomplete too: the run reads the kinds the plan could not, once it has
+// set their conversion to None), or csv-cleaner would let the owner go
+// without deleting anything.
 func verdictExit(d *cleanup.DryRun) error {
-	switch d.Verdict {
-	case cleanup.VerdictBlocked:
+	if d.Verdict == cleanup.VerdictBlocked {
 		return exitError{code: exitPlanBlocked, err: fmt.Errorf("the uninstall would be blocked: %s", d.Reason)}
-	case cleanup.VerdictIncomplete:
-		return exitError{code: exitPlanIncomplete, err: errors.New("the plan is incomplete: some kinds could not be read")}
 	}
 	return nil
 }

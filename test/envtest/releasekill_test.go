@@ -82,8 +82,9 @@ func (k killedAtRelease) run(ctx context.Context, id string, proxy *faultproxy.P
 }
 
 var _ = Describe("A record never stays Releasing", Ordered, func() {
-	// The in-process csv-cleaner of the other specs would complete the records.
-	BeforeAll(scaleToZero)
+	// The in-process csv-cleaner of the other specs would complete the
+	// records (the suite starts it again after every spec).
+	BeforeEach(scaleToZero)
 
 	var (
 		proxy      *faultproxy.Proxy
