@@ -154,9 +154,8 @@ func (v *Velero) startServer(credentials string) error {
 		"server", "--kubeconfig="+v.c.Kubeconfig, "--namespace="+VeleroNamespace,
 		"--plugin-dir="+filepath.Join(v.dir, "plugins"),
 		"--metrics-address=127.0.0.1:"+strconv.Itoa(metrics), "--profiler-address=",
-		// Velero's default of one item-block worker: with more, v1.18.3 dies
-		// of a concurrent map write as it records the claims' volume
-		// information (velero-io/velero#9659, seen here at 1,000 claims).
+		// Velero's default of one item-block worker: more crash v1.18.3
+		// (velero-io/velero#9659; docs/performance.md).
 		"--client-qps=500", "--client-burst=1000")
 	env := []string{"TMPDIR=" + filepath.Join(v.dir, "tmp"), "AWS_SHARED_CREDENTIALS_FILE=" + credentials}
 	if v.csi {
