@@ -121,22 +121,25 @@ var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lis
 		s.movedStorage(ctx)
 		// An instance written since the upgrade is stored at v2: no version
 		// reads both. The API server takes up the new storage version a moment
-		// after the CRD's update: until then w2 would be stored at v1, which
-		// etcd itself says (a list could be answered by a watch cache that has
-		// not caught up).
-		key := fmt.Sprintf("%s/%s/%s/w2", s.crd(0).Group, s.crd(0).Plural, s.ns("b"))
+		// after the CRD's update: an instance created before that is stored at
+		// v1, which etcd itself says (a list could be answered by a watch
+		// cache that has not caught up). Such an instance cannot be deleted
+		// any more (reading it needs the dead webhook): it stays, one more
+		// like w1, and the next name is tried.
+		v2 := s.crd(0).Group + "/v2"
+		attempt, w2 := 0, ""
 		Eventually(func(g Gomega, ctx context.Context) {
-			w2 := fixtures.Operand(s.crd(0), s.ns("b"), "w2")
-			w2.SetAPIVersion(s.crd(0).Group + "/v2")
-			g.Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, w2))).To(Succeed())
-			stored, err := cp.StoredAPIVersion(ctx, key)
+			name := fmt.Sprintf("w2-%d", attempt)
+			u := fixtures.Operand(s.crd(0), s.ns("b"), name)
+			u.SetAPIVersion(v2)
+			g.Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, u))).To(Succeed())
+			stored, err := cp.StoredAPIVersion(ctx, fmt.Sprintf("%s/%s/%s/%s", s.crd(0).Group, s.crd(0).Plural, s.ns("b"), name))
 			g.Expect(err).NotTo(HaveOccurred())
-			if stored == s.crd(0).Group+"/v1" {
-				// Stored at v1 after all: deleted at v1 (no conversion), and written again.
-				stale := fixtures.Operand(s.crd(0), s.ns("b"), "w2")
-				g.Expect(client.IgnoreNotFound(k8s.Delete(ctx, stale))).To(Succeed())
+			if stored != v2 {
+				attempt++
 			}
-			g.Expect(stored).To(Equal(s.crd(0).Group+"/v2"), "w2 is stored at v2")
+			g.Expect(stored).To(Equal(v2), "%s is stored at v2", name)
+			w2 = name
 		}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
 		Eventually(func(g Gomega, ctx context.Context) {
 			readable := 0
@@ -178,7 +181,7 @@ var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lis
 		s.uninstall(ctx)
 		Expect(s.phase(ctx)).To(Equal("Completed/"))
 		Expect(s.remaining(ctx)).To(ConsistOf("CRD "+s.crd(0).Name(), "CRD "+s.crd(1).Name()))
-		u := fixtures.Operand(s.crd(0), s.ns("b"), "w2")
+		u := fixtures.Operand(s.crd(0), s.ns("b"), w2)
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(u), u)).To(MatchError(ContainSubstring("not found")))
 	})
 })
