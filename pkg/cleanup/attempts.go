@@ -19,15 +19,9 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 )
 
-// MaxRetryDelay caps the wait between two failed attempts of one object,
-// for every controller of csv-cleaner and its start-up binding: an
-// uninstall resumes at most this long after the API server has recovered.
-// controller-runtime's default grows to 1,000 s, so that an uninstall that
-// met a bad minute waited a quarter of an hour. Each attempt already
-// retries every request in place (transient.DefaultBackoff, up to 2.3 s), so
-// a failed attempt means the API server failed one request six times
-// running; while it is down, each failing CSV costs an attempt (six
-// requests) per cap. docs/faults.md has the measurements behind 10 s.
+// MaxRetryDelay caps the wait between two failed attempts of one object (not
+// controller-runtime's 1,000 s): an uninstall resumes at most this long after
+// the API server recovers. docs/faults.md has the measurements behind 10 s.
 const MaxRetryDelay = 10 * time.Second
 
 // RetryingAfter is how many failed attempts in a row of one CSV make its
@@ -76,17 +70,10 @@ func stepOf(err error) string {
 	return "reconcile"
 }
 
-// SettleAttempt settles one attempt of the controller of kind's owners. A
-// failed one is returned to controller-runtime, which counts it
-// (controller_runtime_reconcile_errors_total) and tries again after the
-// controller's RateLimiter; csv-cleaner counts it by step and, from the
-// RetryingAfter-th failure in a row, its record says Retrying, with the
-// count, the last error and when the next attempt comes (failures counts
-// the same failures with the same backoff, only to tell them), and a
-// Warning Event tells it once. A successful one forgets the failures (the
-// uninstall clears its record's Retrying when it saves). The keys of the
-// two controllers never collide: a CSV's has a namespace, a
-// ClusterExtension's has none.
+// SettleAttempt returns a failed attempt to controller-runtime (its error
+// metric and RateLimiter), counts it by step, and from the RetryingAfter-th
+// failure in a row says Retrying in the record with a Warning Event once; a
+// success forgets the failures. docs/metrics.md lists the metrics.
 func (e *Engine) SettleAttempt(ctx context.Context, kind RecordKind, req reconcile.Request, res ctrl.Result, err error) (ctrl.Result, error) {
 	if err == nil {
 		e.failures.Forget(req)

@@ -48,22 +48,12 @@ func (e *Engine) veleroOf(v *cleanupv1alpha1.VeleroBackup) velero.Client {
 	return velero.Client{Live: e.APIReader, Writer: e.Client, Namespace: v.Namespace}
 }
 
-// BackupStep is the backup gate, the first step of every owner's pass
-// when its policy asks for a backup (issues 34 and 42): nothing is
-// deleted before a Backup holds every object the uninstall destroys, the
-// objects it deletes and the dependents the garbage collector deletes
-// with them, and a snapshot of their volumes' data. It makes one Backup
-// per attempt (decide.BackupName: a restart finds it, never makes a
-// second), waits for it to end (decide.GateOnBackup), then checks its
-// resource list and volumes against what the uninstall destroys
-// (decide.VerifyBackup, decide.VerifyVolumes); one that failed or came out
-// incomplete is made again under the next attempt's name
-// (decide.RetryBackup). Once verified (written before anything is deleted,
-// with what it destroys kept beside the Backup for the undo), the gate
-// stays open for the rest of the uninstall: every operand a later pass
-// deletes existed when the deletion began (the after-deletion rule keeps
-// the newer ones), in a namespace the Backup holds (NotInBackup keeps the
-// others).
+// BackupStep is the backup gate, the first step of a pass whose policy asks
+// for a backup: one Backup per attempt (decide.BackupName) of what the
+// uninstall destroys, waited for and verified (decide.VerifyBackup,
+// decide.VerifyVolumes) before anything is deleted, made again under the
+// next attempt's name when it fails (decide.RetryBackup). docs/backup.md
+// says what it holds and why the gate stays open once verified.
 func (u *Uninstall) BackupStep() Step {
 	return Step{Name: "the backup", Label: "backup", Run: u.gateOnBackup}
 }

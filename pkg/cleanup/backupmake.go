@@ -19,15 +19,10 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
-// makeBackup makes the uninstall's Backup (named name, at attempt), once
-// Velero's storage location is Available: of every instance of the kinds
-// whose instances it deletes in its targets and of its other deletions (a
-// PlanKinds plan), and of the dependents the garbage collector deletes
-// with them (scanDependents), after checking that Velero can snapshot
-// their volumes. Then it plans the instances while Velero backs them up:
-// the verification checks the Backup against that plan, and the listing is
-// off the gate's path. An uninstall that destroys nothing needs no Backup:
-// the gate is open (done).
+// makeBackup makes the uninstall's Backup (name, at attempt) once Velero's
+// storage location is Available and its volumes can be snapshotted, then
+// plans the instances while Velero backs them up. An uninstall that destroys
+// nothing needs no Backup (done).
 func (u *Uninstall) makeBackup(ctx context.Context, tool backupTool, namespace, name string, attempt int32) (done bool, _ error) {
 	began := time.Now()
 	kinds, err := u.planned(ctx, PlanKinds)

@@ -11,18 +11,9 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
-// WaitingOnBackup is the pass of an owner's uninstall that only looks at
-// its running Backup. While the record, as last written, waits on the
-// Backup of the owner's uninstall at the phase Velero still reports, a
-// full pass would do nothing but say so: it deletes nothing before the
-// Backup ends, and what else it reads (every CRD, the owner's inputs, the
-// record) is read again by the pass that opens the gate. So a controller
-// asks this first, with the owner read live and its policy's settings:
-// ok means the Backup still runs, and requeue is when to look again (a
-// fiftieth of its age so far). Anything else (no backup asked for, the
-// record not waiting or not written yet, the Backup in another phase,
-// ended or gone, a read that fails) is for a full pass (ok false), which
-// reads it again and reports what it finds.
+// WaitingOnBackup is the cheap pass of an uninstall whose record waits on a
+// Backup Velero still runs: ok means it still runs and requeue is when to
+// look again (a fiftieth of its age). Anything else is for a full pass.
 func (e *Engine) WaitingOnBackup(ctx context.Context, kind RecordKind, owner client.Object, settings decide.Settings) (requeue time.Duration, ok bool) {
 	b := settings.Backup
 	if b == nil || b.Velero == nil || e.pending.has(owner.GetUID()) {

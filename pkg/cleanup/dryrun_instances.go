@@ -41,16 +41,10 @@ type Unread struct {
 // ReadFailed is the reason of an Unread kind whose listing failed without a refusal.
 const ReadFailed = "ReadFailed"
 
-// AddInstances adds to the plan the items of the scopes' instances, a page
-// at a time as the run lists and decides them (Gatherer.PlanInstances, the
-// deletion's second looked up at the revision the subject's record holds):
-// the plan holds its items, never a second copy of every instance. A kind
-// it cannot read never empties the plan: it is a row of Unread with the
-// reason and the API server's message, the run's conversion step is an
-// item, and the verdict says what the run meets there (unreadable). It
-// returns the kinds of which it keeps some instance (a kind it could not
-// read counts as keeping some). At PlanKinds it lists nothing and keeps
-// the kinds it would list.
+// AddInstances adds the scopes' instances to the plan a page at a time, as
+// the run lists and decides them. A kind it cannot read is a row of Unread,
+// never an empty plan. It returns the kinds of which it keeps some instance
+// (an unread kind counts); at PlanKinds it lists nothing.
 func (d *DryRun) AddInstances(ctx context.Context, g Gatherer, in Instances) (map[string]bool, error) {
 	d.targets = in.Decide.Targets
 	for _, s := range in.Scopes {

@@ -38,29 +38,14 @@ type foresight struct {
 	converting map[string]bool
 }
 
-// Foresee asks the API server, writing nothing, what the run would be
-// refused on the kinds whose instances the plan deletes, and what would
-// block its backup gate when the policy asks for a backup (foreseeBackup),
-// and marks the plan: a right csv-cleaner lacks (a SubjectAccessReview, with the verbs
-// the run checks of itself before it deletes anything), and a delete that
-// a webhook or an admission policy refuses (a server-side dry-run DELETE of
-// one planned object of each kind, sent as the caller). A refusal foreseen
-// makes the verdict Blocked with the reason and message the run's record
-// would give. What it could not ask (the caller may not) goes into the
-// plan's notes.
-//
-// The rights are those of the identity csv-cleaner runs as: serviceAccount
-// when it is given (--service-account), else the identities of the operand
-// bindings csv-cleaner makes for itself at every start (whatever its
-// ServiceAccount is called, or the kubeconfig user it runs as;
-// rbac.RunningIdentities), judged together by decide.JudgeDenials. An
-// identity the plan cannot find, or that does not exist, is a note: the
-// rights are then not foreseen, and the verdict does not say Blocked for
-// them.
-//
-// With disc (nil leaves them out, with a note), it also reads what the
-// garbage collector would delete with the deletions (Dependents, and the
-// claims among them, Volumes), as the backup gate does.
+// Foresee asks the API server, writing nothing, what would refuse or block the
+// run: csv-cleaner's rights on the kinds it deletes (SubjectAccessReviews for
+// serviceAccount, or else for the identities csv-cleaner runs as), a webhook
+// or admission policy refusing a delete (a server-side dry-run DELETE of one
+// planned object per kind), and the backup gate's blocks. A refusal makes
+// the verdict Blocked; what it could not ask is a note. With disc (nil
+// leaves them out) it also reads the dependents and claims the garbage
+// collector would delete. docs/plan.md says how.
 func Foresee(ctx context.Context, c client.Client, disc discovery.DiscoveryInterface, d *DryRun, serviceAccount *types.NamespacedName) error {
 	uninstall := d.Verdict == VerdictUninstall || d.Verdict == VerdictBlocked || d.Verdict == VerdictIncomplete
 	backup := d.backupPlan != nil && uninstall

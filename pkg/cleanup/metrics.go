@@ -62,8 +62,8 @@ var (
 
 	clientRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "csv_cleaner_client_requests_total",
-		Help: "Requests csv-cleaner's client sent to the API server, by the API server's verb (get, list, watch, create, update, patch, delete, …).",
-	}, []string{"verb"})
+		Help: "Requests csv-cleaner's client sent to the API server, by the API server's verb (get, list, watch, create, update, patch, delete, …) and resource (plural.group, with /subresource; empty for a non-resource path).",
+	}, []string{"verb", "resource"})
 	inflight       inflightCount
 	clientInflight = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "csv_cleaner_client_requests_in_flight",
@@ -109,19 +109,40 @@ func (c *inflightCount) dec() { c.now.Add(-1) }
 // InstrumentClient wraps the client's transport (rest.Config.Wrap) so that
 // csv_cleaner_client_requests_in_flight reports the load csv-cleaner puts
 // on the API server and csv_cleaner_client_requests_total counts its
-// requests by the verb the API server authorizes (get, list, watch, create,
-// update, patch, delete, …).
+// requests by the verb and resource the API server authorizes.
 func InstrumentClient(rt http.RoundTripper) http.RoundTripper {
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		verb := "other"
-		if info, err := requestInfo.NewRequestInfo(req); err == nil && info.Verb != "" {
-			verb = info.Verb
-		}
-		clientRequests.WithLabelValues(verb).Inc()
+		clientRequests.WithLabelValues(VerbAndResource(req)).Inc()
 		inflight.inc()
 		defer inflight.dec()
 		return rt.RoundTrip(req)
 	})
+}
+
+// VerbAndResource reads a request's verb and resource as the API server
+// authorizes them ("other" and "" where it cannot).
+func VerbAndResource(req *http.Request) (verb, resource string) {
+	info, err := requestInfo.NewRequestInfo(req)
+	if err != nil || info.Verb == "" {
+		return "other", ""
+	}
+	return info.Verb, resourceOf(info)
+}
+
+// resourceOf names a request's resource as plural.group[/subresource]
+// (plural alone for the core group), "" for a non-resource path.
+func resourceOf(info *apirequest.RequestInfo) string {
+	if !info.IsResourceRequest {
+		return ""
+	}
+	r := info.Resource
+	if info.APIGroup != "" {
+		r += "." + info.APIGroup
+	}
+	if info.Subresource != "" {
+		r += "/" + info.Subresource
+	}
+	return r
 }
 
 // requestInfo reads a request's verb as the API server does.

@@ -1,6 +1,7 @@
 package cleanup
 
 import (
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -104,5 +105,24 @@ func TestInflightCountKeepsThePeak(t *testing.T) {
 	c.dec()
 	if now, peak := c.now.Load(), c.max.Load(); now != 0 || peak != n {
 		t.Errorf("after all answered: in flight %d, max %d; want 0 and %d", now, peak, n)
+	}
+}
+
+func TestVerbAndResource(t *testing.T) {
+	tests := []struct{ method, path, want string }{
+		{"DELETE", "/apis/example.com/v1/namespaces/a/widgets/w1", "widgets.example.com"},
+		{"GET", "/api/v1/namespaces/a/secrets", "secrets"},
+		{"PATCH", "/apis/operators.coreos.com/v1alpha1/namespaces/a/clusterserviceversions/x/status", "clusterserviceversions.operators.coreos.com/status"},
+		{"GET", "/apis", ""},
+		{"GET", "/healthz", ""},
+	}
+	for _, tt := range tests {
+		req, err := http.NewRequest(tt.method, "https://127.0.0.1"+tt.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, got := VerbAndResource(req); got != tt.want {
+			t.Errorf("%s %s: resource %q, want %q", tt.method, tt.path, got, tt.want)
+		}
 	}
 }

@@ -36,19 +36,11 @@ type RevisionSearch struct {
 	Lists int
 }
 
-// SearchDeletionRevision finds, after the fact, the revision at which the
-// subject's deletion began, for a csv-cleaner that was down when it began
-// (scaled to zero, crashed): the first revision at which the subject (its
-// UID) carries a deletionTimestamp. Whether it does at revision r is
-// monotone in r (below: revisions compacted, or before the subject was
-// created, or when it was live; from the deletion on it is deleting,
-// until it is gone, and it is still here), so a binary search between
-// revision 0 and the subject's own resourceVersion finds it with Exact
-// LISTs of the subject by name, about log2 of the revision of them. The
-// answer is the deletion's only when the revision just before it shows the
-// subject live; where the revisions before it were compacted
-// (kube-apiserver compacts every 5 minutes by default) it is not known,
-// and Revision is "". subject is read live; an error only for a failed request.
+// SearchDeletionRevision finds the first revision at which subject (its
+// UID) carries a deletionTimestamp, by a binary search of Exact LISTs of it
+// by name, for a csv-cleaner that was down when the deletion began. Revision
+// is "" when the revisions before it were compacted. docs/exact.md says why
+// the search is sound.
 func (g Gatherer) SearchDeletionRevision(ctx context.Context, subject client.Object) (RevisionSearch, error) {
 	hi, err := strconv.ParseUint(subject.GetResourceVersion(), 10, 64)
 	if err != nil || hi < 2 {

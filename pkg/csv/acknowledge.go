@@ -23,16 +23,10 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 )
 
-// acknowledger shows an uninstall the moment its CSV's deletion is seen:
-// it creates the CSVCleanup record with phase Deleting, what the uninstall
-// is about to do, and the CleanupStarted Event. It is a controller of its
-// own, with its own queue and workers, so that a burst of uninstalls is
-// acknowledged at once and not after the deletes of the uninstalls queued
-// before it; the uninstall itself (Reconciler.reconcileDelete) finds the
-// record started (cleanup.Uninstall.Start) and goes on from there. It deletes nothing and writes
-// nothing but the record and the Event: a deletion that is not an uninstall
-// (decide.Classify) or a CSV no policy manages is left to the uninstall
-// controller, which releases it at once.
+// acknowledger creates an uninstall's CSVCleanup record (phase Deleting) and
+// its CleanupStarted Event the moment the CSV's deletion is seen, in a
+// controller of its own so that a burst is acknowledged at once. It deletes
+// nothing; the uninstall finds the record started.
 type acknowledger struct{ r *Reconciler }
 
 // AcknowledgeWorkers is how many deleting CSVs the acknowledger reads at once.

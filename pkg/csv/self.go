@@ -14,22 +14,11 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
 
-// reconcileSelf keeps csv-cleaner's finalizer on its own CSV, whatever the
-// policies say, so that it runs when csv-cleaner is uninstalled, and acts on
-// what decide.DecideSelf says of its deletion:
-//   - replaced (an upgrade, a reinstall): it releases its own CSV and the hold
-//     on its own version's RBAC, and leaves every other finalizer to the
-//     version that takes over;
-//   - uninstalled: it takes every finalizer it placed off every CSV and every
-//     ClusterRole and binding, and only when a pass finds none left releases
-//     its own CSV. Uninstalls still under way are abandoned, with an Event.
-//
-// OLM deletes csv-cleaner's own ClusterRoles and bindings the moment its CSV
-// is deleted, and csv-cleaner needs them to finish: so it holds them like
-// any managed operator's, and keeps a binding of its own to each of its
-// ClusterRoles (rbac.EnsureSelfBindings) that OLM does not delete. Its own
-// ClusterRoles are released last, and the garbage collector then removes
-// that binding.
+// reconcileSelf keeps csv-cleaner's finalizer on its own CSV and acts on
+// decide.DecideSelf's fate for its deletion: replaced, it releases its own
+// CSV and RBAC only; uninstalled, it releases every finalizer it placed and
+// its own CSV last. docs/own-uninstall.md says why its own ClusterRoles are
+// held and bound twice.
 func (r *Reconciler) reconcileSelf(ctx context.Context, own *metav1.PartialObjectMetadata, fate decide.SelfFate, why string) (ctrl.Result, error) {
 	log := logr.FromContextOrDiscard(ctx)
 	switch fate {

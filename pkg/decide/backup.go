@@ -171,16 +171,10 @@ type WholeKind struct {
 // EveryNamespace is how a Backup's includedNamespaces names every namespace.
 const EveryNamespace = "*"
 
-// BackupScopeOfKinds is what the Backup of an uninstall includes when it is
-// made before the instances are listed (the instances are planned while
-// Velero backs them up): every instance of each kind whose instances the
-// uninstall deletes (kinds: the scopes of CRDs that exist and are not
-// kept), in its targets (EveryNamespace when they are every namespace);
-// and by name its other deletions (cluster RBAC, webhook configurations,
-// CRDs) and the dependents of what it deletes. Every instance the plan
-// then deletes is of one of these kinds in one of these namespaces, so the
-// Backup holds it (a target namespace that does not exist adds nothing,
-// an instance the plan keeps is backed up all the same).
+// BackupScopeOfKinds is an uninstall's Backup made before its instances are
+// listed: every instance of the kinds it deletes in its targets, and by name
+// its other deletions and their dependents. Every instance the plan then
+// deletes is of one of these kinds in one of these namespaces.
 func BackupScopeOfKinds(kinds []CRDScope, targets NamespaceSet, others, dependents []Held) BackupContent {
 	var out BackupContent
 	namespaced := false

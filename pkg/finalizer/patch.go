@@ -12,17 +12,11 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/transient"
 )
 
-// Patch changes one object's finalizers to what change returns (nil leaves
-// the object alone), first from the copy in obj, then, after a conflict,
-// from a live read with reader. A refusal of the patch from the first copy
-// is retried live too: the API server runs RBAC's escalation check on
-// ClusterRoles and bindings before it compares resourceVersions, and exempts
-// only a change of finalizers and ownerReferences, so a patch guarded by a
-// stale resourceVersion comes back Forbidden, not Conflict, when the caller
-// lacks the object's permissions. An object that is gone is no error.
-// changed reports whether a patch was written. A patch whose reply was lost
-// (transient.LostReply: its retry conflicted) is found done when the live
-// object has the list it wrote, and counted once.
+// Patch sets one object's finalizers to what change returns (nil leaves it
+// alone), from obj's copy, then from a live read after a conflict or a
+// refusal (RBAC's escalation check on ClusterRoles comes before the
+// resourceVersion's). A gone object is no error; a patch whose reply was
+// lost is found done and counted once. changed reports a write.
 func Patch(ctx context.Context, reader client.Reader, writer client.Writer, obj *metav1.PartialObjectMetadata, change func(*metav1.PartialObjectMetadata) []string) (changed bool, err error) {
 	return PatchCached(ctx, reader, writer, nil, obj, change)
 }

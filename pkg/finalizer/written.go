@@ -58,15 +58,10 @@ func (w *Written) Behind(obj metav1.Object) bool {
 	return behind
 }
 
-// Last returns, for a cached copy that predates this process's last patch
-// of the object, the object's resourceVersion and finalizers as that patch
-// left them: what to patch from instead of the stale copy, the patch still
-// guarded by that resourceVersion, so that a change by someone else since
-// is a conflict, never lost. behind is false once the cache shows the patch
-// or a later version (then forgotten). The versions are compared as the
-// etcd revisions kube-apiserver makes them; where either is not a number,
-// a copy of another version is behind with no last write to go by
-// (resourceVersion ""): the caller reads it live.
+// Last returns, for a cached copy older than this process's last patch of
+// obj, the resourceVersion and finalizers that patch left, to patch from
+// instead (a change by someone else since is then a conflict). behind is
+// false once the cache has caught up; a resourceVersion "" means: read live.
 func (w *Written) Last(obj metav1.Object) (resourceVersion string, finalizers []string, behind bool) {
 	if w == nil {
 		return "", nil, false

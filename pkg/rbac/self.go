@@ -19,16 +19,10 @@ const SelfBindingLabel = "cleanup.csv-cleaner.io/self-binding"
 
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterrolebindings,verbs=create
 
-// EnsureSelfBindings gives csv-cleaner's own ServiceAccount a second
-// ClusterRoleBinding to each ClusterRole OLM made for csv-cleaner's own CSV:
-// a copy of OLM's binding, without the owner labels and owned by the
-// ClusterRole. When csv-cleaner's CSV is deleted, OLM deletes its own
-// binding at once, but this one stays in force while the ClusterRole is
-// held, so csv-cleaner keeps the rights to take its finalizers off every
-// object; once it releases the ClusterRole last, the garbage collector
-// deletes the copy. The API server lets csv-cleaner create it only because
-// csv-cleaner already holds every right of the role (RBAC's escalation
-// check). It returns how many bindings it created.
+// EnsureSelfBindings gives csv-cleaner's ServiceAccount a second binding to
+// each ClusterRole OLM made for its own CSV, owned by the ClusterRole, so
+// its rights outlive OLM's bindings while it releases (docs/own-uninstall.md).
+// It returns how many it created.
 func EnsureSelfBindings(ctx context.Context, reader client.Reader, writer client.Writer, self types.NamespacedName) (int, error) {
 	owned := client.MatchingLabelsSelector{Selector: OwnerSelector(self)}
 	bindings := &rbacv1.ClusterRoleBindingList{}

@@ -13,18 +13,11 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
-// ReleaseOnExit runs after a signal stopped csv-cleaner's manager: on
-// SIGTERM the kubelet gives a pod its termination grace period, and when
-// csv-cleaner is stopping because it is being uninstalled (decide.DecideSelf: its
-// namespace is terminating, or its CSV is deleted with no CSV replacing it)
-// it uses that time to remove every finalizer it placed, its own CSV's
-// last. That is the only chance when its namespace is deleted: the
-// namespace controller deletes its pods in the same pass as its CSV, so the
-// SIGTERM comes before or with its own CSV's deletion. A restart, a rollout,
-// a scale-down or a Deployment that OLM re-creates is none of that and
-// releases nothing; a replaced version releases only its own CSV and RBAC.
-// c must read live: the manager's cache is stopped. ctx bounds the work
-// (the grace period, less a margin).
+// ReleaseOnExit runs after a signal stopped the manager: when csv-cleaner is
+// being uninstalled (decide.DecideSelf) it removes every finalizer it
+// placed, its own CSV's last, within ctx (the grace period less a margin);
+// replaced, it releases its own CSV and RBAC; otherwise nothing. c reads
+// live. docs/own-uninstall.md says why the SIGTERM is the only chance.
 func ReleaseOnExit(ctx context.Context, c client.Client, o Install) error {
 	log := logr.FromContextOrDiscard(ctx)
 	in, err := readInput(ctx, c, o.Self, o.namespace())

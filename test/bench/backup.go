@@ -142,6 +142,11 @@ func (e *Env) gatedUninstall(ctx context.Context, w *extensionWorkload) (uninsta
 	return uninstall, gate, rec, err
 }
 
+// veleroWait is how long the harness waits for one of Velero's Backups or
+// Restores: with its single item-block worker, 1,000 claims take one CSI
+// snapshot after another.
+const veleroWait = 45 * time.Minute
+
 // veleroBackupOf makes a Backup of resources (plural.group) in namespaces,
 // as a person does with `velero backup create`, and times it from its
 // creation to Completed. notSet, when set, leaves out the objects labelled
@@ -168,7 +173,7 @@ func (e *Env) veleroBackupOf(ctx context.Context, name string, namespaces, of []
 		return 0, fmt.Errorf("creating Velero's Backup %s: %w", name, err)
 	}
 	var phase string
-	if err := controlplane.WaitFor(ctx, 10*time.Minute, 50*time.Millisecond, func(ctx context.Context) (bool, error) {
+	if err := controlplane.WaitFor(ctx, veleroWait, 50*time.Millisecond, func(ctx context.Context) (bool, error) {
 		if err := e.Client.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
 			return false, err
 		}
@@ -197,7 +202,7 @@ func (e *Env) timeBackup(ctx context.Context, name string) func() (time.Duration
 		b := &unstructured.Unstructured{}
 		b.SetGroupVersionKind(veleroBackupKind)
 		var seen time.Time
-		err := controlplane.WaitFor(ctx, 10*time.Minute, 50*time.Millisecond, func(ctx context.Context) (bool, error) {
+		err := controlplane.WaitFor(ctx, veleroWait, 50*time.Millisecond, func(ctx context.Context) (bool, error) {
 			if err := e.Client.Get(ctx, client.ObjectKey{Namespace: cluster.VeleroNamespace, Name: name}, b); err != nil {
 				return false, client.IgnoreNotFound(err)
 			}

@@ -52,6 +52,7 @@ func TestBench(t *testing.T) {
 			t.Fatalf("throughput, %d operands: %v", n, err)
 		}
 		t.Logf("%d operands: uninstall %s, per-object floor %s, ratio %.2f, DeleteCollection %s, peak in flight %.0f, peak RSS %.1f MiB", n, tp.Uninstall, tp.Floor, tp.Ratio(), tp.Collection, tp.PeakInflight, tp.PeakRSSMiB)
+		t.Logf("%d operands: requests by verb and resource: uninstall %v, per-object floor %v", n, tp.Requests, tp.FloorRequests)
 		report.Throughput = append(report.Throughput, tp)
 	}
 

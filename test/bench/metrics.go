@@ -42,6 +42,12 @@ func (f Families) Sum(name string, want map[string]string) float64 {
 
 // SumBy adds up the samples by the value of one label.
 func (f Families) SumBy(name, label string) map[string]float64 {
+	return f.SumByLabels(name, label)
+}
+
+// SumByLabels adds up the samples by the values of labels, joined with a
+// space (a sample without one of them counts under its empty value).
+func (f Families) SumByLabels(name string, labels ...string) map[string]float64 {
 	out := map[string]float64{}
 	mf, ok := f[name]
 	if !ok {
@@ -55,11 +61,15 @@ func (f Families) SumBy(name, label string) map[string]float64 {
 		case m.Gauge != nil:
 			v = m.Gauge.GetValue()
 		}
-		for _, l := range m.Label {
-			if l.GetName() == label {
-				out[l.GetValue()] += v
+		values := make([]string, len(labels))
+		for i, want := range labels {
+			for _, l := range m.Label {
+				if l.GetName() == want {
+					values[i] = l.GetValue()
+				}
 			}
 		}
+		out[strings.Join(values, " ")] += v
 	}
 	return out
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"sync"
@@ -46,6 +48,10 @@ type Throughput struct {
 	// FloorCPU and UninstallCPU are the CPU time each process used during
 	// the floor and during the uninstall.
 	FloorCPU, UninstallCPU CPU
+	// Requests and FloorRequests count the uninstall's requests (from the
+	// CSV's deletion until it is gone, csv_cleaner_client_requests_total)
+	// and the floor's, by "verb resource".
+	Requests, FloorRequests map[string]float64 `json:",omitempty"`
 }
 
 // Ratio is the uninstall's time over the per-object floor's.
@@ -133,7 +139,7 @@ func (e *Env) throughput(ctx context.Context, n int, run throughputRun) (Through
 			return res, nil, err
 		}
 		res.FloorCPU, err = meter.during(func() (err error) {
-			res.Floor, err = e.perObjectFloor(ctx, floorCRDs)
+			res.Floor, res.FloorRequests, err = e.perObjectFloorCounted(ctx, floorCRDs)
 			return err
 		})
 		if err != nil {
@@ -146,6 +152,10 @@ func (e *Env) throughput(ctx context.Context, n int, run throughputRun) (Through
 	}
 	if run.onDelete != nil {
 		run.onDelete()
+	}
+	before, err := cleaner.Scrape(ctx)
+	if err != nil {
+		return res, nil, err
 	}
 	// Operands created in the deletion's second would be kept (CreatedAfterDeletion);
 	// the floor's run above takes longer than that, this only makes it certain.
@@ -173,6 +183,12 @@ func (e *Env) throughput(ctx context.Context, n int, run throughputRun) (Through
 		return res, nil, err
 	}
 	res.PeakInflight = m.Sum("csv_cleaner_client_requests_in_flight_max", nil)
+	res.Requests = m.SumByLabels("csv_cleaner_client_requests_total", "verb", "resource")
+	for k, v := range before.SumByLabels("csv_cleaner_client_requests_total", "verb", "resource") {
+		if res.Requests[k] -= v; res.Requests[k] == 0 {
+			delete(res.Requests, k)
+		}
+	}
 	if res.PeakRSSMiB, err = cleaner.PeakRSSMiB(); err != nil {
 		return res, m, err
 	}
@@ -260,11 +276,20 @@ func (e *Env) collectionFloor(ctx context.Context, set []fixtures.CRD, namespace
 // with csv-cleaner's client QPS and burst, until none is left. It plans
 // nothing, reads no CSV, records nothing: the reference of an uninstall.
 func (e *Env) perObjectFloor(ctx context.Context, set []fixtures.CRD) (time.Duration, error) {
+	took, _, err := e.perObjectFloorCounted(ctx, set)
+	return took, err
+}
+
+// perObjectFloorCounted is perObjectFloor, with its requests counted by
+// "verb resource" (its wait until none is left is the harness's, not counted).
+func (e *Env) perObjectFloorCounted(ctx context.Context, set []fixtures.CRD) (time.Duration, map[string]float64, error) {
 	cfg := rest.CopyConfig(e.FloorID.Config)
 	cfg.QPS, cfg.Burst = cleanup.DefaultQPS, cleanup.DefaultBurst
+	var counted requestCounter
+	cfg.Wrap(counted.wrap)
 	meta, err := metadata.NewForConfig(cfg)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	type job struct {
 		gvr schema.GroupVersionResource
@@ -311,14 +336,43 @@ list:
 	close(jobs)
 	wg.Wait()
 	if err := errors.Join(append(errs, listErr)...); err != nil {
-		return 0, fmt.Errorf("per-object floor: %w", err)
+		return 0, nil, fmt.Errorf("per-object floor: %w", err)
 	}
 	err = controlplane.WaitFor(ctx, 30*time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
 		left, err := e.count(ctx, set)
 		return left == 0, err
 	})
-	return time.Since(start), err
+	return time.Since(start), counted.counts(), err
 }
+
+// requestCounter counts a client's requests by "verb resource".
+type requestCounter struct {
+	mu sync.Mutex
+	n  map[string]float64
+}
+
+func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		verb, resource := cleanup.VerbAndResource(req)
+		c.mu.Lock()
+		if c.n == nil {
+			c.n = map[string]float64{}
+		}
+		c.n[verb+" "+resource]++
+		c.mu.Unlock()
+		return rt.RoundTrip(req)
+	})
+}
+
+func (c *requestCounter) counts() map[string]float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.n)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // count counts the instances of the CRDs that are left, terminating ones included.
 func (e *Env) count(ctx context.Context, set []fixtures.CRD) (int, error) {

@@ -340,7 +340,7 @@ func (e *Env) veleroRestore(ctx context.Context, backup string) (time.Duration, 
 		return 0, fmt.Errorf("creating Velero's Restore %s: %w", r.GetName(), err)
 	}
 	var phase string
-	if err := controlplane.WaitFor(ctx, 30*time.Minute, 50*time.Millisecond, func(ctx context.Context) (bool, error) {
+	if err := controlplane.WaitFor(ctx, veleroWait, 50*time.Millisecond, func(ctx context.Context) (bool, error) {
 		if err := e.Client.Get(ctx, client.ObjectKeyFromObject(r), r); err != nil {
 			return false, err
 		}
