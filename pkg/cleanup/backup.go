@@ -18,12 +18,8 @@ import (
 )
 
 // How often a pass looks at a Backup that is running: a fiftieth of its
-// age so far, so that the wait adds about 2 % to what the backup takes,
-// within these bounds (some 70 looks at a Backup that takes 7 s, one a
-// second once it has run 50 s: a Backup of a thousand volumes' snapshots
-// takes minutes, and the first delete waits for the look that sees it
-// end); a DownloadRequest, which Velero answers at once, every
-// downloadPoll within the pass, for up to downloadWait.
+// age so far (about 2 % added to the backup's time), within these bounds;
+// a DownloadRequest every downloadPoll within the pass, up to downloadWait.
 const (
 	backupPollMin = 100 * time.Millisecond
 	backupPollMax = time.Second

@@ -18,11 +18,8 @@ import (
 )
 
 // crdsAsProtobuf has controller-runtime's clients read and write CRDs as
-// protobuf, as they do Kubernetes' own types: the API server serves them
-// so, and a list of every CRD (what an extension's pass reads) is decoded
-// several times faster than from JSON, whose schemas are large (a list of
-// 32 CRDs, Velero's among them, took 45 to 97 ms as JSON in the backup
-// benchmark's passes).
+// protobuf, as they do Kubernetes' own types: a list of every CRD decodes
+// several times faster than from JSON (docs/performance.md).
 var crdsAsProtobuf = sync.OnceFunc(func() { utilruntime.Must(apiutil.AddToProtobufScheme(apiextensionsv1.AddToScheme)) })
 
 // Scheme knows the types csv-cleaner reads and writes: Kubernetes' own, CRDs, OLM's (v0 and v1) and its own.

@@ -17,7 +17,7 @@ import (
 
 // The decisions of the backup gate: before the first delete of an
 // uninstall, a Velero Backup that holds every object the plan deletes must
-// exist and be complete (issue 34). What to back up, what a Backup's
+// exist and be complete. What to back up, what a Backup's
 // phase means for the uninstall, and whether its resource list holds every
 // planned deletion are decided here; the engine reads and writes Velero's
 // objects.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -75,7 +76,10 @@ func (k killedAtRelease) run(ctx context.Context, id string, proxy *faultproxy.P
 
 	began := time.Now()
 	next := startCleaner(ctx, id+"-b", k.self)
-	Eventually(k.phase).WithContext(ctx).WithTimeout(time.Minute).Should(Equal(string(cleanupv1alpha1.PhaseCompleted)))
+	Eventually(k.phase).WithContext(ctx).WithTimeout(time.Minute).Should(Equal(string(cleanupv1alpha1.PhaseCompleted)),
+		func() string {
+			return "the next csv-cleaner's log ends:\n" + logTail(filepath.Join(cp.LogDir, id+"-b.log"), 60)
+		})
 	took := time.Since(began)
 	Expect(next.Stop(30 * time.Second)).To(Succeed())
 	return took
@@ -178,3 +182,17 @@ var _ = Describe("A record never stays Releasing", Ordered, func() {
 		report("ClusterExtension", took)
 	})
 })
+
+// logTail is the first line (csv-cleaner's settings) and the last n lines
+// of the file at path, or why it cannot be read.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) <= n+1 {
+		return strings.Join(lines, "\n")
+	}
+	return lines[0] + "\n...\n" + strings.Join(lines[len(lines)-n:], "\n")
+}
