@@ -96,7 +96,7 @@ test-e2e: e2e-tools backup-tools ## Run the end-to-end suite on the local cluste
 
 .PHONY: bench
 bench: control-plane bench-tools backup-tools ## Measure csv-cleaner (throughput against the per-object floor, the backup gate with real Velero, the same behind a fault proxy, an outage of the API server, kubectl-operator side by side, a burst of uninstalls, a first start, resume, memory, idle cost) and write docs/benchmarks.{md,json,svg}.
-	BENCH_SCALE=full BENCH_REPORT_DIR=$(CURDIR)/docs go test ./test/bench -run TestBench -count=1 -v -timeout 90m
+	BENCH_SCALE=full BENCH_REPORT_DIR=$(CURDIR)/docs go test ./test/bench -run TestBench -count=1 -v -timeout 180m
 
 .PHONY: control-plane
 control-plane: $(CONTROL_PLANE) ## Build etcd, kube-apiserver and kube-controller-manager from source into bin/ (once).
