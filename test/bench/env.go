@@ -115,16 +115,12 @@ func (e *Env) StartCleaner(ctx context.Context, name string, args ...string) (*C
 
 // startCleaner is StartCleaner with env added to the process's environment.
 func (e *Env) startCleaner(ctx context.Context, name string, env []string, args ...string) (*Cleaner, error) {
-	ports := make([]string, 2)
-	for i := range ports {
-		p, err := controlplane.FreePort()
-		if err != nil {
-			return nil, err
-		}
-		ports[i] = "127.0.0.1:" + strconv.Itoa(p)
+	free, err := controlplane.FreePorts(2)
+	if err != nil {
+		return nil, err
 	}
+	ports := []string{"127.0.0.1:" + strconv.Itoa(free[0]), "127.0.0.1:" + strconv.Itoa(free[1])}
 	c := &Cleaner{Metrics: ports[0], Started: time.Now()}
-	var err error
 	// BENCH_CLEANER_ARGS passes extra flags to every csv-cleaner, to explore
 	// other settings or to profile it (--pprof-bind-address).
 	args = append(args, strings.Fields(os.Getenv("BENCH_CLEANER_ARGS"))...)

@@ -138,13 +138,9 @@ func (cl *Cleaner) Scale(ctx context.Context, n int) error {
 }
 
 func (cl *Cleaner) start() (*cleanerProcess, error) {
-	ports := make([]int, 2)
-	for i := range ports {
-		p, err := controlplane.FreePort()
-		if err != nil {
-			return nil, err
-		}
-		ports[i] = p
+	ports, err := controlplane.FreePorts(2)
+	if err != nil {
+		return nil, err
 	}
 	cl.seq++
 	p := &cleanerProcess{metrics: "127.0.0.1:" + strconv.Itoa(ports[0]), probe: "127.0.0.1:" + strconv.Itoa(ports[1])}
@@ -159,7 +155,6 @@ func (cl *Cleaner) start() (*cleanerProcess, error) {
 		args = append(args, "--operand-role=") // the cluster's admin: no operand role to bind
 	}
 	args = append(args, cl.Args...)
-	var err error
 	p.Process, err = cl.c.startProcess(fmt.Sprintf("%s-%d", cmp.Or(cl.name, "csv-cleaner"), cl.seq), cl.bin, args, cl.Env)
 	return p, err
 }

@@ -204,15 +204,7 @@ func (o *OLMv1) Stop() error {
 }
 
 func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		p, err := controlplane.FreePort()
-		if err != nil {
-			return nil, err
-		}
-		ports = append(ports, p)
-	}
-	return ports, nil
+	return controlplane.FreePorts(n)
 }
 
 func ptrTo[T any](v T) *T { return &v }

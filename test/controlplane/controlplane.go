@@ -220,6 +220,27 @@ func (cp *ControlPlane) closeLogs() error {
 	return errors.Join(errs...)
 }
 
+// FreePorts are n distinct TCP ports on loopback that nothing listens on
+// right now: each is held until all are chosen, so that no two are the same.
+func FreePorts(n int) ([]int, error) {
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			_ = l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("finding a free port: %w", err)
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
 // FreePort is a TCP port on loopback that nothing listens on right now.
 func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

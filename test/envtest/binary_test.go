@@ -2,7 +2,6 @@ package envtest_test
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"time"
 
@@ -17,13 +16,13 @@ import (
 
 const secondFinalizer = "second.csv-cleaner.io/uninstall"
 
-func freeAddr() string {
+// freeAddrs are two distinct loopback addresses nothing listens on (a
+// metrics and a probe address).
+func freeAddrs() (string, string) {
 	GinkgoHelper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := controlplane.FreePorts(2)
 	Expect(err).NotTo(HaveOccurred())
-	addr := l.Addr().String()
-	Expect(l.Close()).To(Succeed())
-	return addr
+	return fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])
 }
 
 var _ = Describe("The csv-cleaner binary", func() {
@@ -31,7 +30,7 @@ var _ = Describe("The csv-cleaner binary", func() {
 		dir := GinkgoT().TempDir()
 		bin := cleanerBinary(ctx)
 
-		metrics, probes := freeAddr(), freeAddr()
+		metrics, probes := freeAddrs()
 		p, err := controlplane.StartProcess("csv-cleaner", bin, []string{
 			"--kubeconfig=" + cp.Kubeconfig, "--leader-elect", "--leader-election-namespace=default",
 			"--metrics-bind-address=" + metrics, "--metrics-secure=false", "--health-probe-bind-address=" + probes,

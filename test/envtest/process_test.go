@@ -77,7 +77,8 @@ func startCleaner(ctx context.Context, name string, csv types.NamespacedName) *c
 func startCleanerOn(ctx context.Context, name string, csv types.NamespacedName, kubeconfig string) *cleanerProc {
 	GinkgoHelper()
 	bin := cleanerBinary(ctx)
-	p := &cleanerProc{metrics: freeAddr(), probe: freeAddr()}
+	p := &cleanerProc{}
+	p.metrics, p.probe = freeAddrs()
 	var err error
 	p.Process, err = controlplane.StartProcess(name, bin, []string{
 		"--kubeconfig=" + kubeconfig, "--metrics-bind-address=" + p.metrics, "--metrics-secure=false", "--health-probe-bind-address=" + p.probe,
