@@ -94,9 +94,12 @@ func (u *Uninstall) deleteRefusingWebhooks(ctx context.Context, refused []refuse
 	return u.owner.DeleteRefusingWebhooks(ctx, sources)
 }
 
-// kindsAtOnce bounds the owned CRDs whose instances one uninstall lists at
-// once, so that its memory stays a few pages whatever the number of kinds.
-const kindsAtOnce = 4
+// kindsListed bounds the owned CRDs whose instances one uninstall lists at
+// once: one, as a bare client would, the next listed as soon as the last
+// page of the one before is planned, while its deletes finish. Its memory
+// stays a few pages whatever the number of kinds, and kube-apiserver serves
+// one kind's pages at a time (docs/performance.md).
+const kindsListed = 1
 
 // operandRound is one pass over the owned CRDs' operands.
 type operandRound struct {
@@ -136,9 +139,9 @@ func (o *operandRound) operatorUnavailable(ctx context.Context) (*decide.Problem
 }
 
 // run deletes what the plan says of each kind and records what it did.
-// The kinds are listed and deleted at once, on DeleteWorkers slots in all,
-// so that no kind waits for the last deletes of another; what each came to
-// is then recorded in the scopes' order.
+// The kinds are listed one after another (kindsListed) and deleted on
+// DeleteWorkers slots in all, so that no kind waits for the last deletes of
+// another; what each came to is then recorded in the scopes' order.
 func (o *operandRound) run(ctx context.Context, scopes []decide.CRDScope, in decide.OperandInput, access operandAccess) error {
 	e, u := o.e, o.u
 	type result struct {
@@ -147,14 +150,12 @@ func (o *operandRound) run(ctx context.Context, scopes []decide.CRDScope, in dec
 	}
 	results := make([]result, len(scopes))
 	slots := e.newSlots()
-	kinds := make(chan struct{}, kindsAtOnce) // each kind being listed holds a page or two in memory
+	listing := make(chan struct{}, kindsListed)
 	var wg sync.WaitGroup
 	for i := range scopes {
 		if s := &scopes[i]; s.CRD != nil && !access.unlisted[s.Name] {
 			wg.Go(func() {
-				kinds <- struct{}{}
-				defer func() { <-kinds }()
-				results[i].pass, results[i].err = e.deleteOperands(ctx, s, in, o.second, slots)
+				results[i].pass, results[i].err = e.deleteOperands(ctx, s, in, o.second, slots, listing)
 			})
 		}
 	}

@@ -41,15 +41,23 @@ type operandPass struct {
 // time: an uninstall holds a few pages of them in memory whatever its size.
 // The next page is listed and planned while the deletes of the last one run,
 // on the same workers. decide.PlanOperands decides each instance on its own, so a
-// page's plan is the plan of its instances. Each delete takes one of slots,
-// which the kinds of one uninstall share.
-func (e *Engine) deleteOperands(ctx context.Context, s *decide.CRDScope, in decide.OperandInput, second *DeletionSecond, slots chan struct{}) (operandPass, error) {
+// page's plan is the plan of its instances. The kind is listed once it
+// holds one of listing, which it gives back after its last page; each
+// delete takes one of slots. The kinds of one uninstall share both.
+func (e *Engine) deleteOperands(ctx context.Context, s *decide.CRDScope, in decide.OperandInput, second *DeletionSecond, slots, listing chan struct{}) (operandPass, error) {
 	pass := operandPass{kept: map[string]int{}}
 	gvk := s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind)
 	planned := make(chan []metav1.PartialObjectMetadata)
 	var listErr error
 	go func() {
 		defer close(planned)
+		select {
+		case listing <- struct{}{}:
+			defer func() { <-listing }()
+		case <-ctx.Done():
+			listErr = ctx.Err()
+			return
+		}
 		listErr = e.gather().PlanInstances(ctx, second, s, in, func(decided decide.OperandPlan) error {
 			for reason, n := range decided.Kept {
 				pass.kept[reason] += n

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
@@ -48,23 +50,34 @@ func (r *Reconciler) clusterObjectStep(ctx context.Context, u *cleanup.Uninstall
 		}
 		return false, err
 	}
-	var blocking []cleanupv1alpha1.ObjectRef
+	// Each kind is read and deleted at once: one round of reads, not four.
+	var kinds []schema.GroupVersionKind
 	for _, gvk := range rbac.OwnedKinds() {
-		if decide.ClusterObjectFate(u.Settings(), rbac.KindName(gvk), rbac.IsWebhook(gvk)).Action != decide.ActionDelete {
-			continue
+		if decide.ClusterObjectFate(u.Settings(), rbac.KindName(gvk), rbac.IsWebhook(gvk)).Action == decide.ActionDelete {
+			kinds = append(kinds, gvk)
 		}
-		owned, err := rbac.DeleteOwned(ctx, r.APIReader, r.Client, gvk, objects.Key(csv))
-		if owned.Found > 0 || err == nil {
+	}
+	owned, errs := make([]rbac.Owned, len(kinds)), make([]error, len(kinds))
+	var wg sync.WaitGroup
+	for i, gvk := range kinds {
+		wg.Go(func() { owned[i], errs[i] = rbac.DeleteOwned(ctx, r.APIReader, r.Client, gvk, objects.Key(csv)) })
+	}
+	wg.Wait()
+	var blocking []cleanupv1alpha1.ObjectRef
+	for i, gvk := range kinds {
+		if owned[i].Found > 0 || errs[i] == nil {
 			// Counted even when a delete failed: the next pass no longer finds what this one deleted.
-			u.Count(rbac.KindName(gvk), owned.Found, len(owned.Remaining), nil)
+			u.Count(rbac.KindName(gvk), owned[i].Found, len(owned[i].Remaining), nil)
 		}
-		if forbidden := (*rbac.ForbiddenError)(nil); errors.As(err, &forbidden) {
+		blocking = append(blocking, cleanup.Refs(rbac.KindName(gvk), owned[i].Remaining, "Finalizers")...)
+	}
+	for i, gvk := range kinds {
+		if forbidden := (*rbac.ForbiddenError)(nil); errors.As(errs[i], &forbidden) {
 			return false, &decide.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: rbac.KindName(gvk) + " " + forbidden.Name, Message: forbidden.Error()}
 		}
-		if err != nil {
-			return false, err
+		if errs[i] != nil {
+			return false, errs[i]
 		}
-		blocking = append(blocking, cleanup.Refs(rbac.KindName(gvk), owned.Remaining, "Finalizers")...)
 	}
 	u.SetBlocking(blocking)
 	return len(blocking) == 0, nil

@@ -47,11 +47,14 @@ func TestBench(t *testing.T) {
 		if !only("throughput") {
 			break
 		}
-		tp, err := e.MeasureThroughput(ctx, n)
+		tp, err := e.MeasureThroughput(ctx, n, scale.ThroughputRuns)
 		if err != nil {
 			t.Fatalf("throughput, %d operands: %v", n, err)
 		}
-		t.Logf("%d operands: uninstall %s, per-object floor %s, ratio %.2f, DeleteCollection %s, peak in flight %.0f, peak RSS %.1f MiB", n, tp.Uninstall, tp.Floor, tp.Ratio(), tp.Collection, tp.PeakInflight, tp.PeakRSSMiB)
+		t.Logf("%d operands, median of %d runs: uninstall %s, per-object floor %s, ratio %.2f, kube-apiserver CPU ratio %.2f, DeleteCollection %s, peak in flight %.0f, peak RSS %.1f MiB", n, len(tp.Runs), tp.Uninstall, tp.Floor, tp.Ratio(), tp.CPURatio(), tp.Collection, tp.PeakInflight, tp.PeakRSSMiB)
+		for i, r := range tp.Runs {
+			t.Logf("%d operands, run %d (floor first: %t): uninstall %s, floor %s, ratio %.2f; kube-apiserver CPU %.2f s, floor %.2f s; csv-cleaner's CPU %.2f s, the floor client's %.2f s; etcd %.2f s, floor %.2f s", n, i+1, r.FloorFirst, r.Uninstall, r.Floor, r.Uninstall.Seconds()/r.Floor.Seconds(), r.UninstallCPU.APIServer, r.FloorCPU.APIServer, r.UninstallCPU.Cleaner, r.FloorCPU.Harness, r.UninstallCPU.Etcd, r.FloorCPU.Etcd)
+		}
 		t.Logf("%d operands: requests by verb and resource: uninstall %v, per-object floor %v", n, tp.Requests, tp.FloorRequests)
 		report.Throughput = append(report.Throughput, tp)
 	}
@@ -61,7 +64,7 @@ func TestBench(t *testing.T) {
 		var unfaulted Throughput
 		if i >= 0 {
 			unfaulted = report.Throughput[i]
-		} else if unfaulted, err = e.MeasureThroughput(ctx, scale.Faults); err != nil {
+		} else if unfaulted, err = e.MeasureThroughput(ctx, scale.Faults, scale.ThroughputRuns); err != nil {
 			t.Fatalf("throughput, %d operands: %v", scale.Faults, err)
 		}
 		f, err := e.MeasureFaults(ctx, scale.Faults, unfaulted)

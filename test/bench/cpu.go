@@ -14,10 +14,20 @@ const userHZ = 100
 // CPU is the CPU time, in seconds, that each process used during one phase.
 type CPU struct {
 	APIServer, Etcd, Cleaner float64
+	// Harness is the benchmark's own process: the floor's client, when it runs.
+	Harness float64 `json:",omitempty"`
 }
 
 func (c CPU) sub(o CPU) CPU {
-	return CPU{APIServer: c.APIServer - o.APIServer, Etcd: c.Etcd - o.Etcd, Cleaner: c.Cleaner - o.Cleaner}
+	return CPU{APIServer: c.APIServer - o.APIServer, Etcd: c.Etcd - o.Etcd, Cleaner: c.Cleaner - o.Cleaner, Harness: c.Harness - o.Harness}
+}
+
+func (c CPU) add(o CPU) CPU {
+	return CPU{APIServer: c.APIServer + o.APIServer, Etcd: c.Etcd + o.Etcd, Cleaner: c.Cleaner + o.Cleaner, Harness: c.Harness + o.Harness}
+}
+
+func (c CPU) scale(k float64) CPU {
+	return CPU{APIServer: c.APIServer * k, Etcd: c.Etcd * k, Cleaner: c.Cleaner * k, Harness: c.Harness * k}
 }
 
 // cpuMeter reads the CPU time of kube-apiserver, etcd and one csv-cleaner
@@ -60,7 +70,10 @@ func (m cpuMeter) read() (c CPU, err error) {
 	if c.Etcd, err = cpuSeconds(m.etcd); err != nil {
 		return c, err
 	}
-	c.Cleaner, err = cpuSeconds(m.cleaner)
+	if c.Cleaner, err = cpuSeconds(m.cleaner); err != nil {
+		return c, err
+	}
+	c.Harness, err = cpuSeconds(os.Getpid())
 	return c, err
 }
 

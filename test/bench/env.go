@@ -69,6 +69,9 @@ func Start() (*Env, error) {
 	if e.CleanerID, err = e.identity(ctx, "csv-cleaner", role); err != nil {
 		return nil, errors.Join(err, e.Stop())
 	}
+	if err := e.leaseRole(ctx); err != nil {
+		return nil, errors.Join(err, e.Stop())
+	}
 	if e.FloorID, err = e.identity(ctx, "floor", "cluster-admin"); err != nil {
 		return nil, errors.Join(err, e.Stop())
 	}

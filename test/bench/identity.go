@@ -80,3 +80,25 @@ func (e *Env) cleanerRole(ctx context.Context) (string, error) {
 	}
 	return role.Name, nil
 }
+
+// leaseRole creates csv-cleaner's Role in its namespace (its leader
+// election lease and Events, manifests/rbac/role.yaml) and binds it to the
+// ServiceAccount csv-cleaner runs as.
+func (e *Env) leaseRole(ctx context.Context) error {
+	role, err := fixtures.ShippedRole("role.yaml", "csv-cleaner")
+	if err != nil {
+		return err
+	}
+	role.Namespace = identityNamespace
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: identityNamespace, Name: role.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: identityNamespace, Name: "csv-cleaner"}},
+	}
+	for _, obj := range []client.Object{role, binding} {
+		if err := e.Client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
+		}
+	}
+	return nil
+}

@@ -63,6 +63,7 @@ func (r Report) Figures() [][2]any {
 			[2]any{"uninstall_ratio_to_floor_" + size(t.Operands), round(t.Ratio(), 2)},
 			[2]any{"uninstall_seconds_" + size(t.Operands), round(t.Uninstall.Seconds(), 2)},
 			[2]any{"floor_seconds_" + size(t.Operands), round(t.Floor.Seconds(), 2)},
+			[2]any{"apiserver_cpu_ratio_to_floor_" + size(t.Operands), round(t.CPURatio(), 2)},
 			[2]any{"collection_ratio_" + size(t.Operands), round(t.CollectionRatio(), 2)},
 			[2]any{"collection_seconds_" + size(t.Operands), round(t.Collection.Seconds(), 2)},
 			[2]any{"peak_inflight_requests_" + size(t.Operands), t.PeakInflight},

@@ -11,8 +11,10 @@ import (
 // Scale is the sizes of one run.
 type Scale struct {
 	Name string
-	// Operands are the sizes of the throughput benchmark.
-	Operands []int
+	// Operands are the sizes of the throughput benchmark, each run
+	// ThroughputRuns times (the uninstall and the floor taking turns at going first).
+	Operands       []int
+	ThroughputRuns int
 	// ResumeOperands is the size of the resume benchmark.
 	ResumeOperands int
 	// Fleets are the numbers of CSVs of the memory benchmark (90 % copies).
@@ -47,13 +49,13 @@ type Scale struct {
 }
 
 // Full is `make bench`: the sizes the figures are quoted for.
-var Full = Scale{Name: "full", Operands: []int{1000, 10000, 30000}, ResumeOperands: 1000,
+var Full = Scale{Name: "full", Operands: []int{1000, 10000, 30000}, ThroughputRuns: 4, ResumeOperands: 1000,
 	Fleets: []int{500, 2000, 10000}, Unrelated: 100000, IdleManaged: 2000, IdleWindow: 5 * time.Minute, SelfRelease: 1000,
 	BurstCSVs: 100, BurstOperands: 200, Startup: []int{1000, 10000}, SideBySide: 1000, Faults: 10000,
 	OutageOperands: 1000, OutageDown: 2 * time.Minute, Extension: 10000, Exact: 10000, Backup: 10000, Undoable: 1000}
 
 // Small runs in `make test`, so that the harness cannot rot.
-var Small = Scale{Name: "small", Operands: []int{1000}, ResumeOperands: 1000,
+var Small = Scale{Name: "small", Operands: []int{1000}, ThroughputRuns: 2, ResumeOperands: 1000,
 	Fleets: []int{500}, Unrelated: 5000, IdleManaged: 100, IdleWindow: 20 * time.Second, SelfRelease: 100,
 	BurstCSVs: 10, BurstOperands: 20, Startup: []int{100}, SideBySide: 20, Faults: 1000,
 	OutageOperands: 100, OutageDown: 15 * time.Second, Extension: 1000, Exact: 1000, Backup: 300, Undoable: 30}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,30 +34,44 @@ const targetNamespaces = 100
 // Throughput is one size of the uninstall throughput benchmark.
 type Throughput struct {
 	Operands int
-	// Uninstall: from the CSV's deletion to the CSV being gone.
+	// Runs are the runs of this size, each an uninstall and a floor.
+	Runs []ThroughputRun `json:",omitempty"`
+	// Uninstall: from the CSV's deletion to the CSV being gone (the median of the runs).
 	Uninstall time.Duration
 	// Floor: the per-object floor, a bare client's UID-guarded delete of
-	// each object of an identical second set, until all are gone (perObjectFloor).
+	// each object of an identical second set, until all are gone
+	// (perObjectFloor; the median of the runs).
 	Floor time.Duration
 	// Collection: DeleteCollection per namespace per CRD on an identical
-	// third set, until all are gone; for information (collectionFloor).
+	// third set, until all are gone, in the first run; for information
+	// (collectionFloor).
 	Collection time.Duration
 	// PeakInflight is the most requests csv-cleaner had in flight at once.
 	PeakInflight float64
 	// PeakRSSMiB is the peak resident set size of the csv-cleaner that ran
-	// the uninstall, from its start to the CSV being gone.
+	// the uninstalls, from its start to the last CSV being gone.
 	PeakRSSMiB float64
 	// FloorCPU and UninstallCPU are the CPU time each process used during
-	// the floor and during the uninstall.
+	// the floor and during the uninstall (the mean of the runs).
 	FloorCPU, UninstallCPU CPU
 	// Requests and FloorRequests count the uninstall's requests (from the
 	// CSV's deletion until it is gone, csv_cleaner_client_requests_total)
-	// and the floor's, by "verb resource".
+	// and the floor's, by "verb resource" (the mean of the runs).
 	Requests, FloorRequests map[string]float64 `json:",omitempty"`
+}
+
+// ThroughputRun is one run of a size: an uninstall and the per-object floor.
+type ThroughputRun struct {
+	Uninstall, Floor       time.Duration
+	FloorFirst             bool
+	FloorCPU, UninstallCPU CPU
 }
 
 // Ratio is the uninstall's time over the per-object floor's.
 func (t Throughput) Ratio() float64 { return t.Uninstall.Seconds() / t.Floor.Seconds() }
+
+// CPURatio is kube-apiserver's CPU time during the uninstall over its time during the floor.
+func (t Throughput) CPURatio() float64 { return t.UninstallCPU.APIServer / t.FloorCPU.APIServer }
 
 // CollectionRatio is the uninstall's time over DeleteCollection's.
 func (t Throughput) CollectionRatio() float64 { return t.Uninstall.Seconds() / t.Collection.Seconds() }
@@ -63,13 +79,63 @@ func (t Throughput) CollectionRatio() float64 { return t.Uninstall.Seconds() / t
 // perOperand is CPU seconds as milliseconds per operand.
 func (t Throughput) perOperand(seconds float64) float64 { return seconds * 1000 / float64(t.Operands) }
 
-// MeasureThroughput creates three identical sets of n operands (3 CRDs over
-// 100 namespaces), one owned by a managed CSV and two by nobody, and times
-// the uninstall of the first by a csv-cleaner of its own against the
-// per-object floor on the second and DeleteCollection on the third.
-func (e *Env) MeasureThroughput(ctx context.Context, n int) (Throughput, error) {
-	res, _, err := e.throughput(ctx, n, throughputRun{id: fmt.Sprintf("tp%d", n), name: "csv-cleaner-throughput-" + strconv.Itoa(n), floors: true})
-	return res, err
+// MeasureThroughput times the uninstall of n operands (3 CRDs over 100
+// namespaces) owned by a managed CSV against the per-object floor on an
+// identical set, runs times, the two taking turns at going first,
+// with one csv-cleaner that elects itself leader, as it runs in a cluster;
+// the floor runs as csv-cleaner's ServiceAccount. The first run also times
+// DeleteCollection on a third set.
+func (e *Env) MeasureThroughput(ctx context.Context, n, runs int) (Throughput, error) {
+	res := Throughput{Operands: n}
+	cleaner, err := e.StartCleaner(ctx, "csv-cleaner-throughput-"+strconv.Itoa(n), "--leader-elect", "--leader-election-namespace="+identityNamespace)
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = cleaner.Stop(30 * time.Second) }()
+	var done []Throughput
+	for r := range max(runs, 1) {
+		run := throughputRun{id: fmt.Sprintf("tp%d-%d", n, r), floors: true, collection: r == 0, floorAfter: r%2 == 1, floorID: e.CleanerID}
+		one, _, err := e.throughputOn(ctx, cleaner, n, run)
+		if err != nil {
+			return res, fmt.Errorf("run %d of %d: %w", r+1, runs, err)
+		}
+		done = append(done, one)
+	}
+	return combineRuns(n, done), nil
+}
+
+// combineRuns is the medians of the runs' times, the means of their CPU
+// times and requests, the first run's DeleteCollection and the last run's
+// peaks (csv-cleaner's since its start).
+func combineRuns(n int, runs []Throughput) Throughput {
+	last := runs[len(runs)-1]
+	res := Throughput{Operands: n, Collection: runs[0].Collection, PeakInflight: last.PeakInflight, PeakRSSMiB: last.PeakRSSMiB,
+		Requests: map[string]float64{}, FloorRequests: map[string]float64{}}
+	var un, fl []time.Duration
+	k := float64(len(runs))
+	for _, r := range runs {
+		res.Runs = append(res.Runs, r.Runs...)
+		un, fl = append(un, r.Uninstall), append(fl, r.Floor)
+		res.UninstallCPU, res.FloorCPU = res.UninstallCPU.add(r.UninstallCPU.scale(1/k)), res.FloorCPU.add(r.FloorCPU.scale(1/k))
+		for key, v := range r.Requests {
+			res.Requests[key] += v / k
+		}
+		for key, v := range r.FloorRequests {
+			res.FloorRequests[key] += v / k
+		}
+	}
+	res.Uninstall, res.Floor = median(un), median(fl)
+	return res
+}
+
+// median is the middle of ds, or the mean of the two middle ones.
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // throughputRun is one run of the throughput benchmark.
@@ -77,38 +143,46 @@ type throughputRun struct {
 	id, name string
 	// args are csv-cleaner's extra arguments.
 	args []string
-	// floors measures the per-object floor and DeleteCollection too.
-	floors bool
+	// floors measures the per-object floor too, as floorID, after the
+	// uninstall if floorAfter; collection DeleteCollection too.
+	floors, collection, floorAfter bool
+	floorID                        *Identity
 	// onDelete, if set, runs just before the CSV is deleted.
 	onDelete func()
 }
 
-// throughput is MeasureThroughput's run; it returns csv-cleaner's metrics
-// as they were after the uninstall.
+// throughput is one run on a csv-cleaner of its own; it returns
+// csv-cleaner's metrics as they were after the uninstall.
 func (e *Env) throughput(ctx context.Context, n int, run throughputRun) (Throughput, Families, error) {
-	res := Throughput{Operands: n}
-	id := run.id
 	cleaner, err := e.StartCleaner(ctx, run.name, run.args...)
 	if err != nil {
-		return res, nil, err
+		return Throughput{Operands: n}, nil, err
 	}
 	defer func() { _ = cleaner.Stop(30 * time.Second) }()
+	return e.throughputOn(ctx, cleaner, n, run)
+}
+
+// throughputOn is one run on cleaner.
+func (e *Env) throughputOn(ctx context.Context, cleaner *Cleaner, n int, run throughputRun) (Throughput, Families, error) {
+	res := Throughput{Operands: n}
+	id := run.id
 	ns, err := e.namespaces(ctx, "bench-target", targetNamespaces)
 	if err != nil {
 		return res, nil, err
 	}
 	in := fixtures.Install{Namespace: id, CSVName: id + ".v1.0.0", Targets: ns, CRDs: crds(id), Labels: map[string]string{"bench": id}, OLMAdminRoles: true}
-	floorCRDs, collectionCRDs := crds(id+"-floor"), crds(id+"-collection")
-	if !run.floors {
-		floorCRDs, collectionCRDs = nil, nil
+	var floorCRDs, collectionCRDs []fixtures.CRD
+	if run.floors {
+		floorCRDs = crds(id + "-floor")
 	}
+	if run.collection {
+		collectionCRDs = crds(id + "-collection")
+	}
+	floorID := cmp.Or(run.floorID, e.FloorID)
 	if err := e.policy(ctx, id); err != nil {
 		return res, nil, err
 	}
 	if _, err := in.Create(ctx, e.Client); err != nil {
-		return res, nil, err
-	}
-	if err := e.waitOperandRights(ctx, in.CRDs); err != nil {
 		return res, nil, err
 	}
 	for _, set := range [][]fixtures.CRD{floorCRDs, collectionCRDs} {
@@ -118,9 +192,17 @@ func (e *Env) throughput(ctx context.Context, n int, run throughputRun) (Through
 			}
 		}
 	}
+	// OLM's admin roles of the other sets too: the floors may run as csv-cleaner.
+	others := fixtures.Install{CRDs: slices.Concat(floorCRDs, collectionCRDs)}
+	if err := others.CreateAdminRoles(ctx, e.Client); err != nil {
+		return res, nil, err
+	}
+	if err := e.waitOperandRights(ctx, slices.Concat(in.CRDs, others.CRDs)); err != nil {
+		return res, nil, err
+	}
 	for _, set := range [][]fixtures.CRD{in.CRDs, floorCRDs, collectionCRDs} {
 		if len(set) == 0 {
-			continue // no floors in this run
+			continue // not measured in this run
 		}
 		if err := e.operands(ctx, set, ns, n); err != nil {
 			return res, nil, err
@@ -134,15 +216,20 @@ func (e *Env) throughput(ctx context.Context, n int, run throughputRun) (Through
 	if err != nil {
 		return res, nil, err
 	}
-	if run.floors {
-		if res.Collection, err = e.collectionFloor(ctx, collectionCRDs, ns); err != nil {
+	if run.collection {
+		if res.Collection, err = e.collectionFloor(ctx, floorID, collectionCRDs, ns); err != nil {
 			return res, nil, err
 		}
+	}
+	floor := func() (err error) {
 		res.FloorCPU, err = meter.during(func() (err error) {
-			res.Floor, res.FloorRequests, err = e.perObjectFloorCounted(ctx, floorCRDs)
+			res.Floor, res.FloorRequests, err = e.perObjectFloorCounted(ctx, floorID, floorCRDs)
 			return err
 		})
-		if err != nil {
+		return err
+	}
+	if run.floors && !run.floorAfter {
+		if err := floor(); err != nil {
 			return res, nil, err
 		}
 	}
@@ -157,8 +244,7 @@ func (e *Env) throughput(ctx context.Context, n int, run throughputRun) (Through
 	if err != nil {
 		return res, nil, err
 	}
-	// Operands created in the deletion's second would be kept (CreatedAfterDeletion);
-	// the floor's run above takes longer than that, this only makes it certain.
+	// Operands created in the deletion's second would be kept (CreatedAfterDeletion).
 	fixtures.WaitNextSecond(time.Now())
 	res.UninstallCPU, err = meter.during(func() error {
 		start := time.Now()
@@ -176,6 +262,11 @@ func (e *Env) throughput(ctx context.Context, n int, run throughputRun) (Through
 	if err != nil {
 		return res, nil, err
 	}
+	if run.floors && run.floorAfter {
+		if err := floor(); err != nil {
+			return res, nil, err
+		}
+	}
 	// Read once, after: scraping csv-cleaner while it works would load it
 	// and the machine (gzip and text encoding of every metric).
 	m, err := cleaner.Scrape(ctx)
@@ -189,6 +280,9 @@ func (e *Env) throughput(ctx context.Context, n int, run throughputRun) (Through
 			delete(res.Requests, k)
 		}
 	}
+	// The runs' and the floor's groups named alike, so that they add up and compare.
+	res.Requests = renameGroup(res.Requests, id+".", "")
+	res.FloorRequests = renameGroup(res.FloorRequests, id+"-floor.", "")
 	if res.PeakRSSMiB, err = cleaner.PeakRSSMiB(); err != nil {
 		return res, m, err
 	}
@@ -208,6 +302,9 @@ func (e *Env) throughput(ctx context.Context, n int, run throughputRun) (Through
 			return res, m, fmt.Errorf("deleting CRD %s: %w", c.Name(), err)
 		}
 	}
+	if run.floors {
+		res.Runs = []ThroughputRun{{Uninstall: res.Uninstall, Floor: res.Floor, FloorFirst: !run.floorAfter, FloorCPU: res.FloorCPU, UninstallCPU: res.UninstallCPU}}
+	}
 	return res, m, nil
 }
 
@@ -217,8 +314,8 @@ func (e *Env) throughput(ctx context.Context, n int, run throughputRun) (Through
 // burst, until none is left. It is not the reference: DeleteCollection
 // cannot guard each object by its UID, so no uninstall that deletes exactly
 // the planned objects can reach it.
-func (e *Env) collectionFloor(ctx context.Context, set []fixtures.CRD, namespaces []string) (time.Duration, error) {
-	cfg := rest.CopyConfig(e.FloorID.Config)
+func (e *Env) collectionFloor(ctx context.Context, id *Identity, set []fixtures.CRD, namespaces []string) (time.Duration, error) {
+	cfg := rest.CopyConfig(id.Config)
 	cfg.QPS, cfg.Burst = cleanup.DefaultQPS, cleanup.DefaultBurst
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
@@ -276,14 +373,15 @@ func (e *Env) collectionFloor(ctx context.Context, set []fixtures.CRD, namespace
 // with csv-cleaner's client QPS and burst, until none is left. It plans
 // nothing, reads no CSV, records nothing: the reference of an uninstall.
 func (e *Env) perObjectFloor(ctx context.Context, set []fixtures.CRD) (time.Duration, error) {
-	took, _, err := e.perObjectFloorCounted(ctx, set)
+	took, _, err := e.perObjectFloorCounted(ctx, e.FloorID, set)
 	return took, err
 }
 
 // perObjectFloorCounted is perObjectFloor, with its requests counted by
-// "verb resource" (its wait until none is left is the harness's, not counted).
-func (e *Env) perObjectFloorCounted(ctx context.Context, set []fixtures.CRD) (time.Duration, map[string]float64, error) {
-	cfg := rest.CopyConfig(e.FloorID.Config)
+// "verb resource" (its wait until none is left is the harness's, not
+// counted), run as id.
+func (e *Env) perObjectFloorCounted(ctx context.Context, id *Identity, set []fixtures.CRD) (time.Duration, map[string]float64, error) {
+	cfg := rest.CopyConfig(id.Config)
 	cfg.QPS, cfg.Burst = cleanup.DefaultQPS, cleanup.DefaultBurst
 	var counted requestCounter
 	cfg.Wrap(counted.wrap)
@@ -343,6 +441,15 @@ list:
 		return left == 0, err
 	})
 	return time.Since(start), counted.counts(), err
+}
+
+// renameGroup replaces old with new in the keys of counts.
+func renameGroup(counts map[string]float64, old, new string) map[string]float64 {
+	out := make(map[string]float64, len(counts))
+	for k, v := range counts {
+		out[strings.Replace(k, old, new, 1)] += v
+	}
+	return out
 }
 
 // requestCounter counts a client's requests by "verb resource".
