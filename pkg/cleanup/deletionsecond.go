@@ -19,15 +19,10 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
-// An operand created in the second of its CSV's (or ClusterExtension's)
-// deletion may be either side of it: timestamps have whole seconds. What
-// the cluster held at the deletion's revision (the write that set the
-// deletionTimestamp, status.deletionRevision) tells: a LIST with
-// resourceVersionMatch=Exact returns a kind's objects as they were then.
-// That holds where the subject's kind and the operands' kinds are stored
-// in one etcd, so that resourceVersions are etcd revisions of one history
-// (kube-apiserver's default for custom resources); the README says what
-// happens otherwise.
+// An operand created in the second of its owner's deletion may be either
+// side of it (timestamps have whole seconds); a LIST at the deletion's
+// revision (resourceVersionMatch=Exact) tells. docs/exact.md says when
+// that holds.
 
 // Outcomes of csv_cleaner_deletion_second_lookups_total.
 const (

@@ -120,15 +120,11 @@ func (r *kindReader) operatorUnavailable(ctx context.Context) (*decide.Problem, 
 	return r.unavailable, nil
 }
 
-// unreadable plans a kind whose listing failed with err as the run meets
-// it. A conversion webhook that fails is turned off first when
-// decide.ConversionFate says so (an Update item), else the kind blocks the
-// run; either way the instances are read, where they can be, at a version
-// they are stored at, which needs no conversion. A refusal of another kind
-// blocks the run as it would (unless onTimeout: Orphan keeps the kind
-// uncounted once operandTimeout has passed); the plan's caller being
-// forbidden to list, or a failure that retries mend, only leaves the kind
-// unread: the run's own rights are Foresee's to check.
+// unreadable plans a kind whose listing failed with listErr as the run
+// would meet it: a failing conversion webhook turned off (an Update item)
+// or blocking, the instances read at a stored version; another refusal
+// blocks; the caller's own lack of rights only leaves the kind unread
+// (docs/plan.md).
 func (d *DryRun) unreadable(ctx context.Context, r *kindReader, i int, listErr error) error {
 	s := &r.in.Scopes[i]
 	refusal, refused := ClassifyRefusal(listErr)

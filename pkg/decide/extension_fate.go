@@ -59,16 +59,10 @@ func ClassifyExtension(finalizers []string) ExtensionVerdict {
 	return ExtensionVerdict{Cascade: CascadeBackground, Message: "ClusterExtension is being uninstalled"}
 }
 
-// ExtensionCRDFate decides what becomes of a CRD the extension owns. The
-// garbage collector deletes it, with every instance left, once the
-// extension is gone, unless csv-cleaner detaches it first: it is left to
-// the garbage collector only with crds: Delete and no instance left (the
-// same rule as a CSV's CRDFate); every other CRD is detached and stays.
-//
-// A CRD already being deleted (the garbage collector's work under
-// --cascade=foreground) goes whatever the policy says, with every instance,
-// once they are gone: the uninstall waits for the instances it deletes
-// first, and the CRD stays only while instances the uninstall keeps hold it.
+// ExtensionCRDFate decides what becomes of a CRD the extension owns: left
+// to the garbage collector with crds: Delete and no instance left (as a
+// CSV's CRDFate), else detached so that it stays. A CRD already being
+// deleted goes once its instances are gone (docs/clusterextensions.md).
 func ExtensionCRDFate(s Settings, scope CRDScope, instancesLeft bool) Item {
 	it := Item{Action: ActionKeep, Kind: CRDKind, Name: scope.Name}
 	switch {

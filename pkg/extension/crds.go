@@ -37,16 +37,10 @@ func (c crdOutcome) held() string {
 		"%d CRDs the garbage collector is deleting (--cascade=foreground) stay until they are gone, and the ClusterExtension with them (foregroundDeletion)", c.heldTerminating)
 }
 
-// crdStep decides each owned CRD's fate (decide.ExtensionCRDFate): one the
-// garbage collector may take (crds: Delete, no instance left) is left to
-// it; every other is detached from the extension (its ownerReference and
-// owner labels removed, decide.DetachFromExtension), so that the garbage
-// collector keeps it, with every instance left, once the extension goes.
-// A CRD already being deleted (--cascade=foreground) cannot be kept: the
-// step waits until it is gone, which it is once its instances are, unless
-// what is left of them is what the uninstall keeps (then it stays,
-// HasInstances). Its counts are those of the end: a CRD found gone counts
-// as deleted.
+// crdStep leaves to the garbage collector each owned CRD that
+// decide.ExtensionCRDFate lets go and detaches every other
+// (decide.DetachFromExtension); a CRD already being deleted is waited for
+// (docs/clusterextensions.md). A CRD found gone counts as deleted.
 func (r *Reconciler) crdStep(ctx context.Context, x *cleanup.Uninstall, in inputs, s decide.Settings) (crdOutcome, error) {
 	out := crdOutcome{done: true}
 	kept := map[string]int{}
