@@ -2,6 +2,7 @@ package cleanup
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -15,6 +16,10 @@ import (
 // one pass: what Classify reads, Steps and Released use.
 type Pass interface {
 	Owner
+	// Read reads what Classify decides from; the engine calls it while it
+	// opens the record, so that the two reads overlap. A failure that only
+	// matters to some verdicts may be kept for Classify to return.
+	Read(ctx context.Context) error
 	// Classify says what the deletion is, from what it reads now: one to
 	// let go of at once (Verdict.SkipReason), or an uninstall and how it starts.
 	Classify(ctx context.Context, u *Uninstall) (Verdict, error)
@@ -37,8 +42,8 @@ type Verdict struct {
 
 // Uninstall runs one pass of p's uninstall under policy (nil: no policy
 // selects the owner any more) as a straight line: while the owner's Backup
-// runs the pass stops there (WaitingOnBackup); then the record is opened,
-// the deletion classified (a deletion that is no uninstall is let go at
+// runs the pass stops there (WaitingOnBackup); then the record is opened
+// while p reads, the deletion classified (a deletion that is no uninstall is let go at
 // once, Skipped), the record started, the backup gate and p's steps run,
 // and the owner released, last. The record says Releasing before the
 // release and Completed only once it has succeeded.
@@ -50,9 +55,19 @@ func (e *Engine) Uninstall(ctx context.Context, p Pass, policy *cleanupv1alpha1.
 			return ctrl.Result{RequeueAfter: requeue}, nil
 		}
 	}
-	u, err := e.Open(ctx, p, settings, time.Now(), false)
-	if err != nil {
-		return ctrl.Result{}, err
+	var (
+		u       *Uninstall
+		openErr error
+		opened  sync.WaitGroup
+	)
+	opened.Go(func() { u, openErr = e.Open(ctx, p, settings, time.Now(), false) })
+	readErr := p.Read(ctx)
+	opened.Wait()
+	switch {
+	case openErr != nil:
+		return ctrl.Result{}, openErr
+	case readErr != nil:
+		return ctrl.Result{}, InStep("classify", readErr)
 	}
 	v, err := p.Classify(ctx, u)
 	switch {

@@ -35,21 +35,24 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached client.Object, 
 // pass is one pass of a CSV's uninstall: what the engine asks of the CSV's side.
 type pass struct {
 	owner
+	in      decide.ClassifyInput
 	verdict decide.Verdict
 }
 
 var _ cleanup.Pass = (*pass)(nil)
 
+// Read reads the CSV's siblings, Subscriptions and namespace, live.
+func (p *pass) Read(ctx context.Context) (err error) {
+	p.in, err = p.r.gather().Classify(ctx, p.csv)
+	return err
+}
+
 // Classify tells a copy, an upgrade or a reinstall (released at once,
 // Skipped) from an uninstall, whether a policy selects the CSV or not (an
 // earlier csv-cleaner's own CSV, which no policy needs to select, is an
 // upgrade).
-func (p *pass) Classify(ctx context.Context, u *cleanup.Uninstall) (cleanup.Verdict, error) {
-	in, err := p.r.gather().Classify(ctx, p.csv)
-	if err != nil {
-		return cleanup.Verdict{}, err
-	}
-	p.verdict = decide.Classify(in)
+func (p *pass) Classify(_ context.Context, u *cleanup.Uninstall) (cleanup.Verdict, error) {
+	p.verdict = decide.Classify(p.in)
 	return cleanup.Verdict{SkipReason: p.verdict.SkipReason, Message: p.verdict.Message,
 		Start: started(p.csv, "", u.Settings(), p.verdict)}, nil
 }

@@ -38,8 +38,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cached *metav1.Partial
 // pass is one pass of an extension's uninstall: what the engine asks of the extension's side.
 type pass struct {
 	owner
-	// in is what the decisions read, gathered by Classify.
+	// in is what the decisions read, gathered by Read (or why not, readErr).
 	in      inputs
+	readErr error
 	targets decide.NamespaceSet
 	// targetsProblem says why the targets cannot be known.
 	targetsProblem *decide.Problem
@@ -49,18 +50,24 @@ type pass struct {
 
 var _ cleanup.Pass = (*pass)(nil)
 
+// Read gathers what the decisions read; a failure matters only to an
+// uninstall (Classify returns it), not to a deletion let go at once.
+func (p *pass) Read(ctx context.Context) error {
+	p.in, p.readErr = p.r.gather(ctx, p.ext)
+	return nil
+}
+
 // Classify reads the cascade from the extension's finalizers (the record
-// keeps how the deletion began), gathers what the decisions read and says
-// what the uninstall is about to do.
-func (p *pass) Classify(ctx context.Context, u *cleanup.Uninstall) (cleanup.Verdict, error) {
+// keeps how the deletion began) and says, from what Read gathered, what the
+// uninstall is about to do.
+func (p *pass) Classify(_ context.Context, u *cleanup.Uninstall) (cleanup.Verdict, error) {
 	verdict := decide.ClassifyExtension(p.ext.Finalizers)
 	keepCascade(u, verdict.Cascade)
 	if verdict.SkipReason != "" {
 		return cleanup.Verdict{SkipReason: verdict.SkipReason, Message: verdict.Message}, nil
 	}
-	var err error
-	if p.in, err = p.r.gather(ctx, p.ext); err != nil {
-		return cleanup.Verdict{}, err
+	if p.readErr != nil {
+		return cleanup.Verdict{}, p.readErr
 	}
 	p.unavailable = p.r.operatorUnavailable(p.ext, p.in.sets)
 	p.targets, p.targetsProblem = decide.ExtensionTargets(p.ext, u.Settings())
