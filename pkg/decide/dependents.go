@@ -40,14 +40,9 @@ type ClosureInput struct {
 
 // Dependents are the objects the garbage collector deletes because the
 // uninstall deletes what it deletes: the closure of the ownerReferences
-// that lead to its deletions, followed transitively, across namespaced and
-// cluster-scoped objects. An object is in it when one of its owners is
-// deleted by the uninstall or is in it, and every other owner goes too (in
-// it, deleted by the uninstall, being deleted already, or absent): as the
-// garbage collector does, an object with an owner that stays is kept, and
-// so is what only such an object owns. Objects that own each other and
-// nothing else leads to stay too (each has an owner that stays). The
-// result is in the order of in.Nodes.
+// that lead to its deletions, an object with an owner that stays left out,
+// as the garbage collector leaves it (docs/backup.md). The result is in
+// the order of in.Nodes.
 func Dependents(in ClosureInput) []Node {
 	byUID := make(map[types.UID]int, len(in.Nodes))
 	owned := map[types.UID][]int{}

@@ -91,14 +91,10 @@ func ControlledSets(ext Extension, sets []metav1.Object) (map[types.UID]bool, []
 }
 
 // OwnershipOf decides whether obj belongs to the extension: its controller
-// ownerReference is the extension or one of its ClusterObjectSets (sets,
-// from ControlledSets), and both owner labels name the extension. An object
-// the garbage collector would delete with the extension whose labels name
-// another owner is a problem, never owned: the uninstall stops rather than
-// act on an object whose owner is in doubt. An object the labels name
-// without the ownerReference (the Helm applier's helm.sh/resource-policy:
-// keep) is not owned: the garbage collector leaves it, and so does
-// csv-cleaner.
+// ownerReference is the extension or one of its ClusterObjectSets (sets),
+// and both owner labels name the extension. Labels naming another owner
+// are a problem (OwnershipMismatch); labels without the ownerReference
+// (helm.sh/resource-policy: keep) are not ownership.
 func OwnershipOf(obj metav1.Object, kind string, ext Extension, sets map[types.UID]bool) (Ownership, *Problem) {
 	ref := controllerRef(obj)
 	var how Ownership
