@@ -3,6 +3,7 @@ package csv
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/go-logr/logr"
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
@@ -239,23 +240,39 @@ func (g gatherer) operatorGroups(ctx context.Context, csv *operatorsv1alpha1.Clu
 	return views, nil
 }
 
+// crdReads bounds the owned CRDs read at once.
+const crdReads = 8
+
 // ownedCRDs reads, live, the CSV's owned CRDs that exist (a malformed name
 // is decide.ScopeCRDs' to report).
 func (g gatherer) ownedCRDs(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion) (map[string]*apiextensionsv1.CustomResourceDefinition, error) {
 	out := map[string]*apiextensionsv1.CustomResourceDefinition{}
+	seen := map[string]bool{}
+	var mu sync.Mutex
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.SetLimit(crdReads)
 	for _, owned := range csv.Spec.CustomResourceDefinitions.Owned {
-		if _, done := out[owned.Name]; done || decide.ValidOwnedName(owned.Name) != "" {
+		if seen[owned.Name] || decide.ValidOwnedName(owned.Name) != "" {
 			continue
 		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		err := g.Live.Get(ctx, client.ObjectKey{Name: owned.Name}, crd)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, fmt.Errorf("getting CRD %s: %w", owned.Name, err)
-		default:
-			out[owned.Name] = crd
-		}
+		seen[owned.Name] = true
+		eg.Go(func() error {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			err := g.Live.Get(gctx, client.ObjectKey{Name: owned.Name}, crd)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case apierrors.IsNotFound(err):
+			case err != nil:
+				return fmt.Errorf("getting CRD %s: %w", owned.Name, err)
+			default:
+				out[owned.Name] = crd
+			}
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
