@@ -24,14 +24,9 @@ type operandAccess struct {
 	unlisted map[string]bool
 }
 
-// checkOperandAccess asks the API server, before anything is deleted,
-// whether csv-cleaner may do what the operand step will do on each owned
-// CRD's instances, cluster-wide: list them, delete them unless they are all
-// kept, and patch their finalizers away when onTimeout is RemoveFinalizers.
-// Its rights on operands come only from the ClusterRoles aggregated into
-// rbac.OperandRole, so they can be missing for one CRD and present for
-// another; the uninstall then deletes nothing of any CRD until every right
-// it needs is there, rather than stopping half-way.
+// checkOperandAccess asks the API server, before anything is deleted, whether
+// csv-cleaner may list, delete and (onTimeout: RemoveFinalizers) patch each
+// owned CRD's instances cluster-wide (docs/architecture.md says why first).
 func (e *Engine) checkOperandAccess(ctx context.Context, scopes []decide.CRDScope, onTimeout cleanupv1alpha1.TimeoutAction) (operandAccess, error) {
 	return operandAccessOf(ctx, scopes, onTimeout, e.mayDo)
 }

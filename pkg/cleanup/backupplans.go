@@ -8,13 +8,8 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
-// backupPlans keeps, from the pass that made an uninstall's Backup to the
-// one that verifies it, what the plan deleted when the Backup was made:
-// the verification checks the resource list against it rather than plan
-// the uninstall a second time (about a second at 10,000 operands). A
-// verification that finds an object missing plans afresh before it
-// blocks (someone may have deleted it meanwhile), and a restart, which
-// forgets them, plans afresh too.
+// backupPlans keeps, per owner, what the plan deleted when this process made
+// the uninstall's Backup, for the pass that verifies it (verifiedDestroyed).
 type backupPlans struct {
 	mu sync.Mutex
 	m  map[types.UID]*planned

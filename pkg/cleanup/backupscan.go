@@ -18,13 +18,11 @@ func (e *Engine) scanner() dependents.Scanner {
 	return dependents.Scanner{Discovery: e.Discovery, Reader: e.APIReader}
 }
 
-// scanDependents reads every object where a dependent of the uninstall's
-// deletions can be (but the instances of kinds, which the plan lists
-// itself, and Events) and follows their ownerReferences from what deleted
-// says the uninstall deletes (decide.Dependents); then decides what the
-// backup must hold of the claims among them (decide.DecideVolume). A kind it
-// cannot read, or a claim whose data cannot be snapshotted, blocks: no
-// backup could be shown to hold what the garbage collector would delete.
+// scanDependents reads where a dependent of the uninstall's deletions can be,
+// follows ownerReferences from what deleted says is deleted (decide.Dependents)
+// and decides what the backup must hold of the claims among them
+// (decide.DecideVolume). An unreadable kind or a claim that cannot be
+// snapshotted blocks.
 func (e *Engine) scanDependents(ctx context.Context, v *cleanupv1alpha1.VeleroBackup, kinds []decide.CRDScope, deleted func(decide.OwnerRef, string) bool) ([]decide.Node, []decide.Volume, error) {
 	began := time.Now()
 	skip := map[string]bool{"events": true, "events.events.k8s.io": true}

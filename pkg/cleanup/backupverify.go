@@ -46,13 +46,9 @@ func (u *Uninstall) backupHolds(ctx context.Context, tool backupTool, backup *ve
 	return h, err == nil, err
 }
 
-// verifiedDestroyed checks what a completed Backup holds against what the
-// uninstall destroys: what the plan deleted when this process made the
-// Backup, or else, and when that finds an object missing (it may have been
-// deleted meanwhile), what the plan deletes now (what was created
-// meanwhile the uninstall keeps); the dependents of those deletions, read
-// again now; and the snapshots of their volumes. It returns what the
-// uninstall destroys, or the problem that blocks.
+// verifiedDestroyed checks a completed Backup against what the uninstall
+// destroys (its deletions, their dependents read again, their volumes'
+// snapshots) and returns it, or the problem that blocks.
 func (u *Uninstall) verifiedDestroyed(ctx context.Context, backup *velero.Backup, held backupHeld) (*velero.Destroyed, error) {
 	p := u.e.backups.take(u.subject.GetUID())
 	for replanned := p == nil; ; replanned = true {

@@ -38,14 +38,11 @@ type foresight struct {
 	converting map[string]bool
 }
 
-// Foresee asks the API server, writing nothing, what would refuse or block the
-// run: csv-cleaner's rights on the kinds it deletes (SubjectAccessReviews for
-// serviceAccount, or else for the identities csv-cleaner runs as), a webhook
-// or admission policy refusing a delete (a server-side dry-run DELETE of one
-// planned object per kind), and the backup gate's blocks. A refusal makes
-// the verdict Blocked; what it could not ask is a note. With disc (nil
-// leaves them out) it also reads the dependents and claims the garbage
-// collector would delete. docs/plan.md says how.
+// Foresee asks the API server, writing nothing, what would refuse or block
+// the run (csv-cleaner's rights, a webhook or admission policy by a dry-run
+// DELETE, the backup gate) and sets the verdict; with disc (nil leaves them
+// out) it also reads what the garbage collector would delete. docs/plan.md
+// says how.
 func Foresee(ctx context.Context, c client.Client, disc discovery.DiscoveryInterface, d *DryRun, serviceAccount *types.NamespacedName) error {
 	uninstall := d.Verdict == VerdictUninstall || d.Verdict == VerdictBlocked || d.Verdict == VerdictIncomplete
 	backup := d.backupPlan != nil && uninstall

@@ -38,12 +38,9 @@ type operandPass struct {
 }
 
 // deleteOperands plans and deletes one owned CRD's instances a page at a
-// time: an uninstall holds a few pages of them in memory whatever its size.
-// The next page is listed and planned while the deletes of the last one run,
-// on the same workers. decide.PlanOperands decides each instance on its own, so a
-// page's plan is the plan of its instances. The kind is listed once it
-// holds one of listing, which it gives back after its last page; each
-// delete takes one of slots. The kinds of one uninstall share both.
+// time, the next page listed while the last one's deletes run. The kind lists
+// while it holds one of listing; each delete takes one of slots; an
+// uninstall's kinds share both.
 func (e *Engine) deleteOperands(ctx context.Context, s *decide.CRDScope, in decide.OperandInput, second *DeletionSecond, slots, listing chan struct{}) (operandPass, error) {
 	pass := operandPass{kept: map[string]int{}}
 	gvk := s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind)
@@ -99,14 +96,10 @@ type refusedObject struct {
 	refusal Refusal
 }
 
-// deleteAll deletes exactly the given objects, page after page, each with
-// its UID as a precondition (an object re-created under the same name is
-// spared), a request at a time per slot (newSlots: DeleteWorkers of them,
-// held while the API server has the request) within the client's rate
-// limit. Four times as many workers as slots keep the slots busy while some
-// requests wait to be tried again. Objects already gone or replaced are
-// skipped; refusals (a webhook, an admission policy, RBAC) are collected,
-// not fatal, so that every other object is still deleted.
+// deleteAll deletes the objects of pages, each with its UID as a
+// precondition, holding one of slots while the API server has the request.
+// Objects gone or replaced are skipped; refusals are collected, so that every
+// other object is still deleted.
 func (e *Engine) deleteAll(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, pages <-chan []metav1.PartialObjectMetadata, slots chan struct{}) (deleteResult, error) {
 	jobs := make(chan *metav1.PartialObjectMetadata)
 	var (
@@ -116,7 +109,7 @@ func (e *Engine) deleteAll(ctx context.Context, gvr schema.GroupVersionResource,
 		wg   sync.WaitGroup
 	)
 	inSlots := withSlots(ctx, slots)
-	for range 4 * max(1, e.DeleteWorkers) {
+	for range 4 * max(1, e.DeleteWorkers) { // spare workers keep the slots busy while some requests wait to be retried
 		wg.Go(func() {
 			for obj := range jobs {
 				err := e.deleteOne(inSlots, gvr, gvk, obj)

@@ -41,12 +41,8 @@ type Verdict struct {
 }
 
 // Uninstall runs one pass of p's uninstall under policy (nil: no policy
-// selects the owner any more) as a straight line: while the owner's Backup
-// runs the pass stops there (WaitingOnBackup); then the record is opened
-// while p reads, the deletion classified (a deletion that is no uninstall is let go at
-// once, Skipped), the record started, the backup gate and p's steps run,
-// and the owner released, last. The record says Releasing before the
-// release and Completed only once it has succeeded.
+// selects the owner any more) as a straight line of phases, the owner
+// released last; docs/architecture.md lists them.
 func (e *Engine) Uninstall(ctx context.Context, p Pass, policy *cleanupv1alpha1.CleanupPolicy) (ctrl.Result, error) {
 	var settings decide.Settings
 	if policy != nil {

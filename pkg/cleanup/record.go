@@ -48,14 +48,10 @@ type record struct {
 	keptOn bool
 }
 
-// openRecord loads the owner's record, creating it when it does not exist,
-// and starts its status afresh when it belongs to an earlier owner of the
-// same name (another UID). Read live: the status carries counts across
-// passes, and a stale cached copy would lose them. createFirst tries the
-// create before the read, for a deletion just seen, whose record most
-// likely does not exist. A record that cannot be written (its namespace is
-// terminating) is an unwritable one: the uninstall goes on, reporting
-// through logs and metrics.
+// openRecord reads the owner's record live, creating it when it is missing
+// (create first with createFirst) and starting it afresh for an earlier owner
+// of the same name. A record that cannot be written comes back unwritable:
+// the uninstall goes on, reporting through logs and metrics.
 func (e *Engine) openRecord(ctx context.Context, kind RecordKind, owner client.Object, createFirst bool) (*record, error) {
 	log := logr.FromContextOrDiscard(ctx)
 	key := client.ObjectKeyFromObject(owner)

@@ -16,13 +16,10 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 )
 
-// deletionRevisions remembers, per UID, the revision of the write that
-// started an object's deletion: the resourceVersion of the first version
-// the watch showed with a deletionTimestamp, whose previous version had
-// none. The uninstall keeps it in its record (status.deletionRevision), so
-// that the acknowledger and the uninstall, a restart and a failover all use
-// the same one; this memory only carries it from the watch to the record.
-// The zero value is ready to use.
+// deletionRevisions carries, per UID, the revision that started an object's
+// deletion (the first version the watch showed with a deletionTimestamp) from
+// the watch to the record's status.deletionRevision. The zero value is ready
+// to use.
 type deletionRevisions struct {
 	mu   sync.Mutex
 	seen map[types.UID]string

@@ -20,14 +20,9 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
-// Uninstall is one pass of an owner's uninstall, with its record open.
-// Everything in it is read from the cluster in this pass; nothing is
-// remembered between passes except what the record says. A controller runs
-// a pass as a straight line: Open, then Start, then Run over its steps,
-// then Release; or Skip, for a deletion that is not an uninstall. The
-// record is written where the pass must have it written before it goes on
-// (Start, before the first delete; Release, before the owner's release)
-// and once at the end of the steps, whatever they came to.
+// Uninstall is one pass of an owner's uninstall, with its record open: what
+// it holds was read in this pass, and only the record carries anything to the
+// next (docs/architecture.md says when it is written).
 type Uninstall struct {
 	e     *Engine
 	owner Owner
@@ -88,14 +83,10 @@ type Start struct {
 	UninstallMessage string
 }
 
-// Start marks the uninstall as under way, once (the record's startTime),
-// writing the record at Deleting with what it is about to do before
-// anything is deleted, and sends CleanupStarted once the write succeeded.
-// An owner's record may be started by two workers at once (a CSV's
-// acknowledgement and its uninstall): they take turns (startTurns), the
-// second reads the record again rather than write the same start, and one
-// whose write conflicts reads it again and goes on from what the other
-// wrote, so that neither fails nor sends the Event twice.
+// Start writes the record at Deleting, with what the uninstall is about to
+// do, once and before anything is deleted, and sends CleanupStarted. Two
+// workers starting one record (a CSV's acknowledgement and its uninstall)
+// take turns, so that neither fails nor sends the Event twice.
 func (u *Uninstall) Start(ctx context.Context, s Start) error {
 	log := logr.FromContextOrDiscard(ctx)
 	uid := u.subject.GetUID()
@@ -173,13 +164,10 @@ type Step struct {
 	Run   func(context.Context) (done bool, err error)
 }
 
-// Run runs the steps in order and stops at the first that is not done.
-// The steps name what they keep afresh in each pass, and the record is
-// written once, at the end, with what they came to: a block (with the Event
-// and metric on a transition), a wait, or a failed attempt (a step may
-// write it before it acts, as the backup gate does when it opens). proceed
-// is true only when every step is done; otherwise res and err are the
-// reconcile's.
+// Run runs the steps in order, stops at the first that is not done and
+// writes the record once with what they came to (a block, a wait, a failed
+// attempt). proceed is true only when every step is done; else res and err
+// are the reconcile's.
 func (u *Uninstall) Run(ctx context.Context, steps ...Step) (proceed bool, res ctrl.Result, _ error) {
 	rec, log := u.rec, logr.FromContextOrDiscard(ctx)
 	rec.keptOn = true
@@ -214,12 +202,9 @@ func (u *Uninstall) Run(ctx context.Context, steps ...Step) (proceed bool, res c
 }
 
 // Release ends an uninstall whose steps are all done: the record says
-// Releasing (releasing says what happens) before the owner's release, so
-// that should the release succeed and its reply be lost, or the write
-// after it fail, the record never said Completed while the owner was held,
-// and the next attempt (or the owner's removal) finds it Releasing and
-// completes it (FinishRelease). Then Completed (completed says what was
-// done), with the CleanupCompleted Event and the metrics once.
+// Releasing, the owner is released, then the record says Completed, with
+// CleanupCompleted and the metrics once (docs/architecture.md says why in
+// that order).
 func (u *Uninstall) Release(ctx context.Context, releasing, completed string) error {
 	rec := u.rec
 	if err := rec.finished(); err != nil {

@@ -48,13 +48,9 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile is the skeleton: fetch, guards (a CSV that is gone, csv-cleaner's
-// own CSV, csv-cleaner being uninstalled), decide whether a policy manages
-// the CSV, run the uninstall of a deleting CSV, else keep the finalizer and
-// the RBAC hold right. An upgrade of csv-cleaner changes nothing here: until
-// the old version stops, it goes on as before.
-// A failed attempt is tried again after a capped backoff, and shown in the
-// record once failures go on (cleanup.Engine.SettleAttempt).
+// Reconcile is the skeleton: fetch, guards (the CSV gone, csv-cleaner's own,
+// csv-cleaner being uninstalled), the policy, the uninstall of a deleting
+// CSV, else the finalizer and the RBAC hold kept right.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	res, err := r.reconcile(ctx, req)
 	return r.SettleAttempt(ctx, cleanup.CSVs, req, res, err)

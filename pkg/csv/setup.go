@@ -26,13 +26,10 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
-// CacheOptions keeps the CSV cache small and flat as the cluster grows: the
-// cache holds only the metadata of CSVs that are not copies (label
-// olm.copiedFrom, usually most CSVs of a cluster, are left out by a label
-// selector), and of that metadata only what the cached decisions read.
-// Everything that deletes something reads the whole CSV live. A read of a kind
-// no controller watches fails instead of starting an informer, so that no
-// code path can bring back a cache of whole CSVs unnoticed.
+// CacheOptions caches what the cached decisions read and no more: the
+// metadata of CSVs that are not copies, trimmed (TrimCSV). A read of a kind
+// no controller watches fails rather than start an informer
+// (docs/architecture.md says why).
 func CacheOptions() cache.Options {
 	byObject := map[client.Object]cache.ByObject{
 		objects.CSVMetadata(): {
@@ -61,13 +58,9 @@ func notCopied() client.MatchingLabelsSelector {
 	return client.MatchingLabelsSelector{Selector: notCopiedSelector()}
 }
 
-// TrimCSV drops from a cached CSV's metadata what csv-cleaner never reads
-// from the cache: managedFields and every annotation but the one that tells
-// a copy (operatorsv1alpha1.IsCopied: olm.operatorNamespace naming another
-// namespace), which is kept only where it does tell one. Everything else a
-// decision reads from annotations (target namespaces, opt-out) is read from
-// the live CSV; a real CSV's annotations (alm-examples, description, …) can
-// be tens of kilobytes.
+// TrimCSV drops from a cached CSV's metadata its managedFields and every
+// annotation but olm.operatorNamespace where it tells a copy: decisions read
+// annotations from the live CSV.
 func TrimCSV(obj any) (any, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {

@@ -45,13 +45,10 @@ const (
 	backupNameHashLength = 10
 )
 
-// BackupName is the name of the Backup that gates the uninstall of the
-// owner of uid (kind, namespace and name name it for a person), at its
-// attempt (BackupAttempts): the same for every pass and every csv-cleaner,
-// so that a restart finds the Backup it made and never makes a second,
-// and another for a new owner of the same name. The first attempt's name
-// has no suffix, the next ones end in -2, -3, ... It is a DNS label of at
-// most 63 characters.
+// BackupName is the name of the Backup that gates the uninstall of the owner
+// of uid at attempt (the first with no suffix, then -2, -3, ...): the same in
+// every pass and every csv-cleaner, another for a new owner of the same name;
+// a DNS label.
 func BackupName(kind, namespace, name string, uid types.UID, attempt int32) string {
 	sum := sha256.Sum256([]byte(strings.Join([]string{kind, namespace, name, string(uid)}, "/")))
 	hash := hex.EncodeToString(sum[:])[:backupNameHashLength]
@@ -304,13 +301,9 @@ func RetryBackup(f FailedBackup) (time.Time, *Problem) {
 	return at, &p
 }
 
-// VerifyBackup checks a completed Backup's resource list against the
-// deletions: list maps "group/version/Kind" ("version/Kind" for the core
-// group) to the "namespace/name" (or "name") of each object backed up, as
-// Velero's BackupResourceList gives it. The version is not compared: Velero
-// backs up the preferred version of a kind, and the plan may read another.
-// It returns the deletions the list lacks and, when some are, the problem
-// that blocks the uninstall.
+// VerifyBackup returns the deletions a completed Backup's resource list lacks
+// (Velero's "group/version/Kind" to "namespace/name"; the version is not
+// compared) and, when some are, the problem that blocks.
 func VerifyBackup(name string, list map[string][]string, deletions []Held) ([]Held, *Problem) {
 	held := map[string]bool{}
 	for key, objects := range list {

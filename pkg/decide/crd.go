@@ -42,13 +42,10 @@ func MayDisableConversion(scope CRDScope, s Settings) bool {
 		conv != nil && conv.Strategy == apiextensionsv1.WebhookConverter
 }
 
-// ConversionFate decides what the uninstall does about an owned CRD whose
-// instances cannot be read because its conversion webhook fails: with ok,
-// it sets the CRD's spec.conversion to None first (the item says so), as
-// MayDisableConversion allows and once the operator that would serve the
-// webhook is unavailable; without, the uninstall is blocked on the kind
-// (ConversionFailed) until someone mends or turns off the webhook. The run
-// acts on it and `csv-cleaner plan` prints it.
+// ConversionFate decides, for an owned CRD whose conversion webhook fails,
+// whether the uninstall turns conversion off first (ok: MayDisableConversion
+// allows it and the operator is unavailable) or is blocked on the kind
+// (ConversionFailed).
 func ConversionFate(scope CRDScope, s Settings, operatorUnavailable bool) (it Item, ok bool) {
 	if !operatorUnavailable || !MayDisableConversion(scope, s) {
 		return Item{}, false

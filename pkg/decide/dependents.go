@@ -127,13 +127,10 @@ func DeletedByKind(kinds map[string]bool, targets NamespaceSet, others []Held) f
 	}
 }
 
-// Regenerated reports whether objects of a resource (plural.group) are
-// made again by a controller from what owns them, so that a backup and its
-// restore leave them out: Pods (a workload's controller or the operator
-// makes them again), ReplicaSets and ControllerRevisions (their Deployment
-// and StatefulSet), Endpoints and EndpointSlices (their Service), Events
-// (a record of the past, gone within an hour anyway). Their dependents are
-// followed all the same: what a Pod owns is destroyed with it.
+// Regenerated reports whether a controller makes objects of the resource
+// again from what owns them (Pods, ReplicaSets, ControllerRevisions,
+// Endpoints, EndpointSlices; and Events), which a backup leaves out. Their
+// dependents are followed all the same.
 func Regenerated(resource string) bool {
 	switch resource {
 	case "pods", "replicasets.apps", "controllerrevisions.apps", "endpoints",

@@ -57,14 +57,10 @@ func ScopeExtensionCRDs(in ExtensionScopeInput) ([]CRDScope, []Problem) {
 	return scopes, problems
 }
 
-// ExtensionTargets are the namespaces whose instances of the extension's
-// CRDs an uninstall deletes. With crds: Delete every namespace: the
-// garbage collector deletes the CRDs, and with them every instance in the
-// cluster, so each goes first, through its operator. Otherwise the
-// extension's watch namespace (spec.config.inline's watchNamespace, as
-// operator-controller reads it), or every namespace when none is set (null
-// or "" included). A configuration csv-cleaner cannot read blocks: it
-// never widens the targets.
+// ExtensionTargets are the namespaces whose instances of the extension's CRDs
+// an uninstall deletes: every namespace with crds: Delete, else
+// spec.config.inline's watchNamespace (every one when unset). A configuration
+// that cannot be read blocks (docs/clusterextensions.md).
 func ExtensionTargets(ext *ocv1.ClusterExtension, s Settings) (NamespaceSet, *Problem) {
 	if s.CRDs == cleanupv1alpha1.Delete || ext.Spec.Config == nil || ext.Spec.Config.Inline == nil {
 		return AllNamespaces(), nil

@@ -17,13 +17,10 @@ type SelfExtension struct {
 	UID  types.UID
 }
 
-// FindSelfExtension picks, among the ClusterExtensions, the one that
-// installed csv-cleaner into namespace (its pod's): spec.namespace is that
-// namespace and spec.source.catalog.packageName is csv-cleaner's package.
-// OLM v1 sets nothing in an operator's pods that names its extension, and
-// this needs no right csv-cleaner lacks. None is no error (OLM v1 did not
-// install it); two are, and name none: csv-cleaner then treats no
-// extension as its own, and its uninstall is left to `csv-cleaner release`.
+// FindSelfExtension picks the ClusterExtension that installed csv-cleaner
+// into namespace: its spec.namespace and its catalog package are
+// csv-cleaner's. None is no error; two are, and name none
+// (docs/own-uninstall.md).
 func FindSelfExtension(namespace string, exts []ocv1.ClusterExtension) (*SelfExtension, error) {
 	if namespace == "" {
 		return nil, nil

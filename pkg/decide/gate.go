@@ -15,16 +15,9 @@ type GateInput struct {
 	Targets *Problem
 }
 
-// GateOperands is the precedence of an uninstall's operand step, written
-// once for the run and the plan:
-//  1. target namespaces OLM itself cannot tell (OperatorGroups) block
-//     everything, kept operands or not;
-//  2. operands kept whole (the CSV opted out, operands: Orphan) win over
-//     bad input, which then blocks nothing: nothing of it is deleted;
-//  3. a malformed or unestablished owned CRD blocks;
-//  4. target namespaces that cannot be known block.
-//
-// It returns the reason every operand is kept, or the problem that blocks.
+// GateOperands decides, for the run and the plan alike, the reason every
+// operand is kept or the problem that blocks the operand step, in the
+// precedence docs/plan.md lists.
 func GateOperands(in GateInput) (orphan string, blocked *Problem) {
 	if in.OperatorGroups != nil {
 		return "", in.OperatorGroups

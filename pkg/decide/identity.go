@@ -13,14 +13,10 @@ type IdentityDenials struct {
 	Denied   []Problem
 }
 
-// JudgeDenials decides what a plan foresees of csv-cleaner's rights when it
-// may run as several identities (a binding left by an earlier install
-// beside the current one; a run with a kubeconfig beside the Deployment):
-// a kind that every decisive identity is denied is a refusal the run meets
-// (the first such identity's problem, which names the right as the run's
-// record does); a denial of some identities only, or of one whose groups
-// are unknown, is a note. With no decisive identity there is no refusal:
-// the plan cannot tell.
+// JudgeDenials decides what a plan foresees of rights checked for several
+// identities: a kind every decisive identity is denied is a refusal (the
+// first one's problem); a denial of some, or of one whose groups are unknown,
+// is a note; with no decisive identity, nothing is refused.
 func JudgeDenials(ids []IdentityDenials) (refusals []Problem, notes []string) {
 	decisive := 0
 	deniedTo := map[string]int{}

@@ -72,13 +72,8 @@ func PlanOperands(in OperandInput) OperandPlan {
 	return p
 }
 
-// DecideOperand decides what happens to one instance of a CRD in scope.
-// The order is the precedence: operands kept whole (opted out, operands:
-// Orphan), then the CRD's own keep reason (unproven, shared cluster-scoped),
-// then the instance's (outside the targets, another owner's target, created
-// after the deletion); what is left is deleted, or, already terminating,
-// waited for, kept or stripped of its finalizers past operandTimeout as
-// onTimeout says.
+// DecideOperand decides what happens to one instance of a CRD in scope, in
+// the precedence docs/plan.md lists.
 func DecideOperand(in OperandInput, obj *metav1.PartialObjectMetadata) Item {
 	it := Item{Action: ActionKeep, Kind: in.Scope.Kind, Namespace: obj.Namespace, Name: obj.Name}
 	switch {

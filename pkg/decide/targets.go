@@ -59,14 +59,10 @@ type TargetsInput struct {
 	HasAnnotation bool
 }
 
-// DecideTargets decides the namespaces an uninstall may delete operands in.
-// Every namespace only for exactly [""] in status.namespaces or exactly ""
-// in the annotation (OLM's NamespaceSet.IsAllNamespaces). Anything else
-// malformed — a blank or whitespace name, "" beside names, a status and an
-// annotation of which one says every namespace and the other names some, or
-// two lists with no namespace in common — is a Problem that quotes what was
-// found: malformed input blocks, it never widens. Two lists that name
-// namespaces narrow to the namespaces both name.
+// DecideTargets decides the namespaces an uninstall may delete operands in
+// from the OperatorGroup's status.namespaces and the CSV's annotation:
+// malformed input is a Problem that quotes it, never a wider set
+// (docs/safety.md lists the cases).
 func DecideTargets(in TargetsInput) (NamespaceSet, *Problem) {
 	problem := func(format string, args ...any) *Problem {
 		return &Problem{Reason: cleanupv1alpha1.BlockedTargetNamespacesUnknown, Object: "ClusterServiceVersion " + in.CSV.String(),
@@ -175,12 +171,9 @@ type OperatorGroupView struct {
 }
 
 // DecideOperatorGroups blocks an uninstall whose target namespaces OLM
-// itself cannot tell: more than one OperatorGroup in the CSV's namespace
-// (OLM fails the CSV with TooManyOperatorGroups), or an OperatorGroup whose
-// status.namespaces is not what its spec says. OperatorGroupStatus has no
-// observedGeneration, so "OLM has not caught up" is read as exactly that
-// difference, compared as sets; a status OLM never wrote, or a malformed
-// one, is DecideTargets' to judge. Pure.
+// itself cannot tell: several OperatorGroups in the CSV's namespace, or one
+// whose status.namespaces differs from its spec as sets (OLM has not caught
+// up).
 func DecideOperatorGroups(csv types.NamespacedName, groups []OperatorGroupView) *Problem {
 	object := "ClusterServiceVersion " + csv.String()
 	if len(groups) > 1 {

@@ -57,13 +57,10 @@ type Volume struct {
 	Problem *Problem `json:"-"`
 }
 
-// DecideVolume decides what the backup of an uninstall must hold of a
-// claim it destroys: a completed CSI snapshot of its volume when Velero can
-// take one (a CSI volume whose driver has a VolumeSnapshotClass Velero
-// picks, snapshotVolumes not false); a claim not bound to a volume has no
-// data to hold. A bound claim that cannot be snapshotted blocks
-// (VolumeNotSnapshottable, naming the claim) unless the policy's
-// volumeData is ObjectsOnly, which accepts its object alone.
+// DecideVolume decides what the backup must hold of a claim the uninstall
+// destroys: a completed CSI snapshot when Velero can take one, nothing for an
+// unbound claim; else it blocks (VolumeNotSnapshottable) unless volumeData is
+// ObjectsOnly.
 func DecideVolume(in VolumeInput) Volume {
 	v := Volume{Claim: in.Claim.Held, VolumeName: in.Claim.VolumeName, Driver: in.Driver}
 	if !in.Bound || in.Claim.VolumeName == "" {

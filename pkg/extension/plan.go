@@ -15,13 +15,9 @@ import (
 )
 
 // Plan reports what an uninstall of the ClusterExtension would delete and
-// keep right now, and why: it reads the cluster as the uninstall does
-// (gather) and prints the items of the same pkg/decide decisions. It only
-// reads. An extension that is not being deleted is planned as if it were
-// deleted now, with kubectl's default (background) cascade. What the
-// garbage collector removes once the extension is released (its operator,
-// RBAC, webhooks, release Secret) is not listed: csv-cleaner does not
-// delete it.
+// keep now, and why, reading as the uninstall does; an extension that is not
+// being deleted is planned as if deleted now. What the garbage collector
+// removes after the release is not listed.
 func Plan(ctx context.Context, reader client.Reader, name string, now time.Time) (*cleanup.DryRun, error) {
 	return planTo(ctx, reader, name, now, cleanup.PlanAll)
 }

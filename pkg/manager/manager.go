@@ -59,13 +59,10 @@ func (o SetupOptions) Install() self.Install {
 		Hold: rbac.HoldName(o.RBACHold), Workers: max(1, o.DeleteWorkers)}
 }
 
-// Setup registers csv-cleaner's controllers on one engine, with a manager
-// built with cleanup.Scheme() and CacheOptions() from a config
-// cleanup.ClientConfig prepared: the CSV controller (pkg/csv), and the
-// ClusterExtension controller (pkg/extension) when the API server serves
-// ClusterExtensions, which it reports; both ask pkg/self what is happening
-// to csv-cleaner's own install. The binding of csv-cleaner's operand role
-// is made at start.
+// Setup registers csv-cleaner's controllers on one engine: the CSV
+// controller, and the ClusterExtension controller when the API server serves
+// ClusterExtensions, which it reports. It binds csv-cleaner's operand role at
+// start.
 func Setup(mgr ctrl.Manager, o SetupOptions) (clusterExtensions bool, _ error) {
 	install := o.Install()
 	engine, err := cleanup.New(mgr, install.Finalizers, o.DeleteWorkers)

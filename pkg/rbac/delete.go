@@ -99,13 +99,10 @@ func ListOwned(ctx context.Context, reader client.Reader, gvk schema.GroupVersio
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=list;delete
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=list;delete
 
-// DeleteOwned deletes every object of the kind that carries all three owner
-// labels for the CSV, each with a UID precondition so that an object
-// re-created under the same name in the meantime is spared. It reads through
-// reader (uncached) and is idempotent: objects already gone or already
-// terminating are not deleted again. When a delete fails, what it found and
-// what remains (that object and those after it) are returned with the error,
-// so that what it did delete is still counted.
+// DeleteOwned deletes, idempotently, every object of the kind with all three
+// owner labels for the CSV (read through reader, uncached), each with a UID
+// precondition. A failed delete returns what it found and what remains, so
+// that what it did delete is counted.
 func DeleteOwned(ctx context.Context, reader client.Reader, writer client.Writer, gvk schema.GroupVersionKind, csv types.NamespacedName) (Owned, error) {
 	items, err := ListOwned(ctx, reader, gvk, csv)
 	if err != nil {

@@ -15,14 +15,9 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 )
 
-// Fate says what is happening to csv-cleaner's own install (decide.DecideSelf).
-// While it is installed that takes two reads of the cache (its namespace and
-// its CSV's metadata); only once its CSV is deleted or gone does it read the
-// CSVs and Subscriptions of its namespace live. A replacement or an
-// uninstall, once seen, is remembered until its CSV is seen installed again
-// (a reinstall re-creates it); a terminating namespace turns a replacement
-// into an uninstall. Installed by OLM v1 (no CSV of its own), it is what
-// happens to its ClusterExtension (extensionFate). Both controllers ask.
+// Fate says what is happening to csv-cleaner's own install
+// (decide.DecideSelf), or, installed by OLM v1, to its ClusterExtension; both
+// controllers ask. docs/own-uninstall.md says what it reads and remembers.
 func (l *Life) Fate(ctx context.Context) (decide.SelfFate, string, error) {
 	ns := l.namespace()
 	if ns == "" {

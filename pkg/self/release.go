@@ -73,12 +73,9 @@ type Releaser struct {
 const releasePage = 500
 
 // ReleaseOthers removes csv-cleaner's finalizers from every CSV but its own
-// and the hold from every ClusterRole and binding but its own version's. It
-// works in a random order, so that replicas releasing at the same time
-// (every replica gets SIGTERM when the namespace goes) share the work
-// rather than trail each other. A deleting CSV's uninstall is abandoned:
-// a Warning Event says so. It goes on past a refused patch and returns
-// every error at the end with what it released.
+// and the hold from every ClusterRole and binding but its version's, in a
+// random order so that replicas share the work. It goes on past a refused
+// patch and returns every error with what it released.
 func (rl Releaser) ReleaseOthers(ctx context.Context) ([]Released, error) {
 	var todo []metav1.PartialObjectMetadata
 	err := objects.ListPages(ctx, rl.Live, objects.CSVMetadataList, releasePage, func(l *metav1.PartialObjectMetadataList) error {

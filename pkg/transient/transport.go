@@ -11,14 +11,10 @@ import (
 // errStatus marks a response whose status says the API server failed for a moment.
 var errStatus = errors.New("transient status")
 
-// Transport wraps a client's transport (rest.Config.Wrap) so that every
-// read (a GET that is not a watch) is retried in place while it fails
-// transiently: a 500, 502, 503, 504 or 429, or a connection error. It
-// covers what no client wrapper sees: discovery, the REST mapper, the
-// informers' lists and the metadata client. The last answer is returned as
-// it came. Watches and writes pass through: a reflector restarts its
-// watches itself, and writes are retried by Client, which knows whether a
-// reply may have been lost.
+// Transport wraps a client's transport so that a read (a GET, not a watch)
+// is retried in place while it fails transiently (500, 502, 503, 504, 429, a
+// connection error): discovery, the REST mapper and informers' lists
+// included. Watches and writes pass through: Client retries writes.
 func (r Retrier) Transport(next http.RoundTripper) http.RoundTripper {
 	backoff := r.Backoff
 	if backoff.Steps == 0 {

@@ -83,13 +83,9 @@ func BackupPolicy(c decide.BackupContent, namespace, name string) (string, []str
 		}
 		named[h.Namespace][r] = append(named[h.Namespace][r], h.Name)
 	}
-	// One exact entry a namespace, never a pattern: Velero v1.18.3 applies
-	// a pattern's entry ("*") to every kind it lists cluster-wide, and
-	// would leave out what is named in exact namespaces and every
-	// cluster-scoped kind (decide.BackupContent.NeedsNamespaces). The whole
-	// kinds of every namespace, with nothing named, need no entry: the
-	// global includes take them. With something named, every namespace there
-	// is gets its entry.
+	// One exact entry a namespace, never a pattern (docs/backup.md says why);
+	// the whole kinds of every namespace need none, and with something named,
+	// every namespace there is gets its entry.
 	every := slices.Contains(c.WholeIn, decide.EveryNamespace)
 	namespacesIn := c.Namespaces
 	var namespaces []string

@@ -55,15 +55,10 @@ func (b Backup) Added() time.Duration { return b.Uninstall - b.Floor - b.Gate }
 
 var veleroBackupKind = schema.GroupVersionKind{Group: "velero.io", Version: "v1", Kind: "Backup"}
 
-// MeasureBackup is the throughput benchmark of an uninstall under
-// backup.velero: the ClusterExtension workload of MeasureExtension (3 CRDs,
-// n resources over 100 namespaces, and an identical set for the floor),
-// with real Velero (its server and AWS plugin, versitygw as its S3 server;
-// test/cluster's harness) started once the CRDs exist. Velero first backs
-// up the extension's resources on its own (the Backup the gate makes, by
-// hand), the floor deletes the second set, then the
-// extension is deleted and csv-cleaner's uninstall, the gate first, is
-// timed to the release.
+// MeasureBackup times an uninstall under backup.velero, with real Velero,
+// to the release, against the per-object floor on an identical set: the
+// workload of MeasureExtension, Velero backing up its resources on its own
+// first. docs/benchmarks.md says how.
 func (e *Env) MeasureBackup(ctx context.Context, n int) (Backup, error) {
 	res := Backup{Operands: n}
 	id := fmt.Sprintf("backup%d", n)

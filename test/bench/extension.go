@@ -23,15 +23,10 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
-// MeasureExtension is the throughput benchmark for an OLM v1
-// ClusterExtension: two identical sets of n custom resources (3 CRDs over
-// 100 namespaces), the first of CRDs a ClusterExtension owns (as OLM v1's
-// Helm applier makes them), the second owned by nobody. It times the
-// extension's uninstall by a csv-cleaner of its own, from the extension's
-// deletion to the release of csv-cleaner's finalizer (every resource
-// deleted, the CRDs detached: crds: Orphan), against the per-object floor
-// on the second set. csv-cleaner's rights on the resources come from a
-// ClusterRole aggregated into csv-cleaner-operands, as the README says.
+// MeasureExtension times a ClusterExtension's uninstall by a csv-cleaner of
+// its own, from the extension's deletion to the release (crds: Orphan),
+// against the per-object floor on an identical set that nobody owns: n
+// custom resources of 3 CRDs over 100 namespaces each.
 func (e *Env) MeasureExtension(ctx context.Context, n int) (Throughput, error) {
 	res := Throughput{Operands: n}
 	id := fmt.Sprintf("ext%d", n)

@@ -46,13 +46,10 @@ func (s SelfRelease) CSVsWithin(d time.Duration) int {
 // selfReleaseID labels the benchmark's CSVs and names its namespaces.
 const selfReleaseID = "self-release"
 
-// MeasureSelfRelease installs n managed CSVs, each with an owned ClusterRole
-// and binding, and csv-cleaner's own CSV; runs csv-cleaner as OLM does
-// (POD_NAMESPACE, OPERATOR_CONDITION_NAME) until it holds all of them; then
-// deletes its namespace and sends SIGTERM at once, as the kubelet does when
-// the namespace controller deletes its pods, and times how long it takes to
-// exit. It fails unless nothing carries a finalizer of csv-cleaner's then.
-// It deletes what it created afterwards.
+// MeasureSelfRelease times how long csv-cleaner, holding n managed CSVs and
+// their RBAC, takes to exit after its namespace is deleted and it gets
+// SIGTERM at once, as the kubelet sends it; it fails unless nothing carries a
+// finalizer of csv-cleaner's then.
 func (e *Env) MeasureSelfRelease(ctx context.Context, n int) (SelfRelease, error) {
 	// Its own CSV and its binding of the operand role, which carries its CSV's owner labels, count too.
 	res := SelfRelease{CSVs: n, Objects: 3*n + 2}

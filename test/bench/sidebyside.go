@@ -79,13 +79,9 @@ type SideBySide struct {
 // Ratio is the tool's time over the per-object floor's.
 func (k SideBySide) Ratio() float64 { return k.Took.Seconds() / k.Floor.Seconds() }
 
-// MeasureSideBySide installs an operator as OLM leaves it (its
-// Subscription; the cluster-scoped Operator whose status.components.refs
-// names the CSV, as OLM's operator controller writes it; the OperatorGroup;
-// the CSV at Succeeded, its owned CRDs in its status.requirementStatus) with
-// 3 owned CRDs and n operands over the 100 target namespaces, and an
-// identical set that nobody owns, and times the per-object floor on the
-// second and the tool's uninstall on the first. No csv-cleaner runs.
+// MeasureSideBySide times tool's uninstall of an operator as OLM leaves it (3
+// owned CRDs, n operands over 100 target namespaces) against the per-object
+// floor on an identical set that nobody owns. No csv-cleaner runs.
 func (e *Env) MeasureSideBySide(ctx context.Context, tool Tool, n int) (SideBySide, error) {
 	res := SideBySide{Tool: tool.Name, Operands: n}
 	bin := filepath.Join(controlplane.RepoRoot(), "bin", tool.Bin)

@@ -49,18 +49,10 @@ func (u Undoable) Ratio() float64 { return u.Uninstall.Seconds() / (u.Floor + u.
 // UndoRatio is the undo over Velero's own Restore.
 func (u Undoable) UndoRatio() float64 { return u.Undo.Seconds() / u.Restore.Seconds() }
 
-// MeasureUndoable is the benchmark of an uninstall under backup.velero
-// whose operands own a Secret and a claim each (the floor's too), with real Velero taking
-// CSI snapshots (the CSI stack of test/cluster: the tests' own driver,
-// external-provisioner, external-snapshotter), and of its undo. The
-// ClusterExtension workload (3 CRDs over 100 namespaces, crds: Orphan,
-// and an identical set for the floor) gets its dependents; Velero backs up
-// the operands, Secrets and claims on its own (by hand), the floor deletes
-// the second set, then the extension is deleted and the uninstall timed to
-// the release. Once the garbage collector has deleted the dependents,
-// `csv-cleaner undo` restores everything (without the operator: the
-// workload has none) and is timed; then, all of it deleted again, Velero's
-// own Restore of the same Backup.
+// MeasureUndoable times an uninstall under backup.velero whose operands own
+// a Secret and a claim each, with real Velero taking CSI snapshots, against
+// the floor; then `csv-cleaner undo` of it, and Velero's own Restore of the
+// same Backup. docs/benchmarks.md says how.
 func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 	res := Undoable{Operands: n}
 	id := fmt.Sprintf("undoable%d", n)

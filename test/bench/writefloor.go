@@ -15,13 +15,9 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// WriteFloor is the least the first start's writes can take (issue 32): a
-// bare client sends the PATCHes csv-cleaner's first start is about to send
-// (a finalizer onto every managed CSV, ClusterRole and ClusterRoleBinding
-// that lacks csv-cleaner's), each a merge patch of the finalizer list
-// guarded by the resourceVersion as csv-cleaner's are, unpaced: 16 at a
-// time, no client-side rate limit. Its finalizer is its own, so that
-// csv-cleaner's start still has every write to make.
+// WriteFloor is the least the first start's writes can take: a bare client
+// sends csv-cleaner's first start's PATCHes (with a finalizer of its own),
+// unpaced, 16 at a time. docs/firststart.md says how.
 type WriteFloor struct {
 	// Identity is who sends them: csv-cleaner's ServiceAccount, or a user in system:masters.
 	Identity string
