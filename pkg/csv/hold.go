@@ -44,11 +44,17 @@ func (r *Reconciler) releaseRBAC(ctx context.Context, csv types.NamespacedName) 
 
 // releaseRBACOf takes the hold off the CSV's ClusterRoles and bindings, found with lister.
 func (r *Reconciler) releaseRBACOf(ctx context.Context, lister client.Reader, csv types.NamespacedName) error {
-	n, err := r.holder(lister).ReleaseOwned(ctx, csv)
+	_, err := r.releaseRBACSeen(ctx, lister, csv)
+	return err
+}
+
+// releaseRBACSeen is releaseRBACOf, with what it found (rbac.Seen).
+func (r *Reconciler) releaseRBACSeen(ctx context.Context, lister client.Reader, csv types.NamespacedName) (rbac.Seen, error) {
+	n, seen, err := r.holder(lister).ReleaseOwnedSeen(ctx, csv)
 	if n > 0 {
 		logr.FromContextOrDiscard(ctx).Info("Released the hold on cluster RBAC", "changed", n)
 	}
-	return rbac.HoldError(err)
+	return seen, rbac.HoldError(err)
 }
 
 // releaseOrphanedHold releases the hold on the RBAC of a CSV that is gone

@@ -40,27 +40,35 @@ func (r *Reconciler) operandStep(ctx context.Context, u *cleanup.Uninstall, csv 
 }
 
 // clusterObjectStep deletes the ClusterRoles, ClusterRoleBindings and webhook
-// configurations that carry the CSV's three owner labels.
+// configurations that carry the CSV's three owner labels, in one round of
+// reads: the webhook configurations while the hold is released, the RBAC as
+// the release found it.
 func (r *Reconciler) clusterObjectStep(ctx context.Context, u *cleanup.Uninstall, csv *operatorsv1alpha1.ClusterServiceVersion) (bool, error) {
-	// The operands are gone or orphaned: the operator no longer needs its
-	// cluster RBAC, and OLM (or the deletes below) may remove it.
-	if err := r.releaseRBACOf(ctx, r.APIReader, objects.Key(csv)); err != nil {
-		if forbidden := (*rbac.ForbiddenError)(nil); errors.As(err, &forbidden) {
-			return false, &decide.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: rbac.KindName(forbidden.GVK) + " " + forbidden.Name, Message: err.Error()}
-		}
-		return false, err
-	}
-	// Each kind is read and deleted at once: one round of reads, not four.
 	var kinds []schema.GroupVersionKind
 	for _, gvk := range rbac.OwnedKinds() {
 		if decide.ClusterObjectFate(u.Settings(), rbac.KindName(gvk), rbac.IsWebhook(gvk)).Action == decide.ActionDelete {
 			kinds = append(kinds, gvk)
 		}
 	}
+	key := objects.Key(csv)
 	owned, errs := make([]rbac.Owned, len(kinds)), make([]error, len(kinds))
 	var wg sync.WaitGroup
 	for i, gvk := range kinds {
-		wg.Go(func() { owned[i], errs[i] = rbac.DeleteOwned(ctx, r.APIReader, r.Client, gvk, objects.Key(csv)) })
+		if rbac.IsWebhook(gvk) {
+			wg.Go(func() { owned[i], errs[i] = rbac.DeleteOwned(ctx, r.APIReader, r.Client, gvk, key) })
+		}
+	}
+	// The operands are gone or orphaned: the operator no longer needs its
+	// cluster RBAC, and OLM (or the deletes below) may remove it.
+	seen, released := r.releaseRBACSeen(ctx, r.APIReader, key)
+	for i, gvk := range kinds {
+		switch {
+		case rbac.IsWebhook(gvk):
+		case released != nil:
+			errs[i] = released // not deleted: the hold may still be on
+		default:
+			wg.Go(func() { owned[i], errs[i] = rbac.DeleteListed(ctx, r.Client, gvk, key, seen[gvk]) })
+		}
 	}
 	wg.Wait()
 	var blocking []cleanupv1alpha1.ObjectRef
@@ -71,12 +79,12 @@ func (r *Reconciler) clusterObjectStep(ctx context.Context, u *cleanup.Uninstall
 		}
 		blocking = append(blocking, cleanup.Refs(rbac.KindName(gvk), owned[i].Remaining, "Finalizers")...)
 	}
-	for i, gvk := range kinds {
-		if forbidden := (*rbac.ForbiddenError)(nil); errors.As(errs[i], &forbidden) {
-			return false, &decide.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: rbac.KindName(gvk) + " " + forbidden.Name, Message: forbidden.Error()}
+	for _, err := range append([]error{released}, errs...) {
+		if forbidden := (*rbac.ForbiddenError)(nil); errors.As(err, &forbidden) {
+			return false, &decide.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: rbac.KindName(forbidden.GVK) + " " + forbidden.Name, Message: err.Error()}
 		}
-		if errs[i] != nil {
-			return false, errs[i]
+		if err != nil {
+			return false, err
 		}
 	}
 	u.SetBlocking(blocking)

@@ -108,6 +108,18 @@ func DeleteOwned(ctx context.Context, reader client.Reader, writer client.Writer
 	if err != nil {
 		return Owned{GVK: gvk}, err
 	}
+	return DeleteListed(ctx, writer, gvk, csv, items)
+}
+
+// DeleteListed is DeleteOwned on objects of the kind read a moment before
+// (Holder.ReleaseOwnedSeen); the owner labels are checked again.
+func DeleteListed(ctx context.Context, writer client.Writer, gvk schema.GroupVersionKind, csv types.NamespacedName, listed []metav1.PartialObjectMetadata) (Owned, error) {
+	var items []metav1.PartialObjectMetadata
+	for _, obj := range listed {
+		if IsOwnedBy(obj.GetLabels(), csv) {
+			items = append(items, obj)
+		}
+	}
 	out := Owned{GVK: gvk, Found: len(items)}
 	for i := range items {
 		obj := &items[i]

@@ -86,26 +86,39 @@ func OwnerIndexValue(obj client.Object) []string {
 // objects it changed.
 func (h Holder) Hold(ctx context.Context, csv types.NamespacedName) (int, error) {
 	finalizer := h.Finalizer
-	return h.edit(ctx, owned(csv), func(obj *metav1.PartialObjectMetadata) []string {
+	n, _, err := h.edit(ctx, owned(csv), func(obj *metav1.PartialObjectMetadata) []string {
 		if obj.DeletionTimestamp != nil || slices.Contains(obj.Finalizers, finalizer) {
 			return nil
 		}
 		return append(slices.Clone(obj.Finalizers), finalizer)
 	})
+	return n, err
 }
 
 // ReleaseOwned takes the hold finalizer off the CSV's ClusterRoles and bindings.
 func (h Holder) ReleaseOwned(ctx context.Context, csv types.NamespacedName) (int, error) {
+	n, _, err := h.ReleaseOwnedSeen(ctx, csv)
+	return n, err
+}
+
+// Seen is what an edit found of each held kind, as its patches left it: an
+// object a patch let go (terminating, no finalizer left) is gone and left out.
+type Seen map[schema.GroupVersionKind][]metav1.PartialObjectMetadata
+
+// ReleaseOwnedSeen is ReleaseOwned, with what it found: a step that deletes
+// them next needs no second read.
+func (h Holder) ReleaseOwnedSeen(ctx context.Context, csv types.NamespacedName) (int, Seen, error) {
 	return h.release(ctx, owned(csv))
 }
 
 // Release takes the hold finalizer off the objects sel selects (every
 // CSV's with AnyCSVOwner), except those of the CSVs in keep.
 func (h Holder) Release(ctx context.Context, sel labels.Selector, keep ...types.NamespacedName) (int, error) {
-	return h.release(ctx, heldSet{labels: sel}, keep...)
+	n, _, err := h.release(ctx, heldSet{labels: sel}, keep...)
+	return n, err
 }
 
-func (h Holder) release(ctx context.Context, sel heldSet, keep ...types.NamespacedName) (int, error) {
+func (h Holder) release(ctx context.Context, sel heldSet, keep ...types.NamespacedName) (int, Seen, error) {
 	finalizer := h.Finalizer
 	return h.edit(ctx, sel, func(obj *metav1.PartialObjectMetadata) []string {
 		if !slices.Contains(obj.Finalizers, finalizer) || ownedByAny(obj.Labels, keep) {
@@ -125,44 +138,52 @@ func ownedByAny(objLabels map[string]string, csvs []types.NamespacedName) bool {
 // patch of the finalizers guarded by the resourceVersion, retried on
 // conflict with a fresh live read, so a stale list costs a retry, never a
 // lost change.
-func (h Holder) edit(ctx context.Context, sel heldSet, change func(*metav1.PartialObjectMetadata) []string) (int, error) {
+func (h Holder) edit(ctx context.Context, sel heldSet, change func(*metav1.PartialObjectMetadata) []string) (int, Seen, error) {
 	// The kinds at once: their patches are independent.
 	var (
 		g       errgroup.Group
 		changed atomic.Int64
 	)
-	for _, gvk := range HeldKinds {
+	found := make([][]metav1.PartialObjectMetadata, len(HeldKinds))
+	for i, gvk := range HeldKinds {
 		g.Go(func() error {
-			n, err := h.editKind(ctx, gvk, sel, change)
+			items, n, err := h.editKind(ctx, gvk, sel, change)
 			changed.Add(int64(n))
+			found[i] = items
 			return err
 		})
 	}
 	err := g.Wait()
-	return int(changed.Load()), err
+	seen := Seen{}
+	for i, gvk := range HeldKinds {
+		seen[gvk] = slices.DeleteFunc(found[i], func(o metav1.PartialObjectMetadata) bool {
+			return o.DeletionTimestamp != nil && len(o.Finalizers) == 0
+		})
+	}
+	return int(changed.Load()), seen, err
 }
 
-// editKind is edit for one kind.
-func (h Holder) editKind(ctx context.Context, gvk schema.GroupVersionKind, sel heldSet, change func(*metav1.PartialObjectMetadata) []string) (int, error) {
+// editKind is edit for one kind; it returns the objects as it left them.
+func (h Holder) editKind(ctx context.Context, gvk schema.GroupVersionKind, sel heldSet, change func(*metav1.PartialObjectMetadata) []string) ([]metav1.PartialObjectMetadata, int, error) {
 	items, err := h.list(ctx, gvk, sel)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	changed := 0
 	for i := range items {
 		obj := &items[i]
 		done, err := finalizerpkg.PatchCached(ctx, h.Live, h.Writer, h.Written, obj, change)
 		if apierrors.IsForbidden(err) {
-			return changed, &ForbiddenError{Op: "changing the finalizers of", GVK: gvk, Name: obj.Name, Err: err}
+			return items, changed, &ForbiddenError{Op: "changing the finalizers of", GVK: gvk, Name: obj.Name, Err: err}
 		}
 		if err != nil {
-			return changed, fmt.Errorf("changing the finalizers of %s %s: %w", KindName(gvk), obj.Name, err)
+			return items, changed, fmt.Errorf("changing the finalizers of %s %s: %w", KindName(gvk), obj.Name, err)
 		}
 		if done {
 			changed++
 		}
 	}
-	return changed, nil
+	return items, changed, nil
 }
 
 // Count counts the objects sel selects that carry the hold finalizer,

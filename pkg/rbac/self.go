@@ -85,7 +85,7 @@ func (h Holder) ReleaseSelf(ctx context.Context, self types.NamespacedName) (int
 		}
 		return finalizerpkg.Without(obj.Finalizers, finalizerpkg.Is(finalizer))
 	}
-	changed, err := h.editKind(ctx, ClusterRoleBinding, sel, remove)
+	_, changed, err := h.editKind(ctx, ClusterRoleBinding, sel, remove)
 	if err != nil {
 		return changed, err
 	}
