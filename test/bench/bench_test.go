@@ -243,9 +243,7 @@ func TestBench(t *testing.T) {
 func startupArgs() []string { return strings.Fields(os.Getenv("BENCH_STARTUP_ARGS")) }
 
 // benchTime is how long the measurements may take: until go test's
-// -timeout, less a few minutes to stop the control plane and write the
-// report (make bench's whole run takes about two hours; 90 minutes ended
-// it in the side-by-side part).
+// -timeout, less 5 minutes to stop the control plane and write the report.
 func benchTime(t *testing.T) time.Duration {
 	deadline, ok := t.Deadline()
 	if !ok {
