@@ -101,14 +101,20 @@ func (h Holder) ReleaseOwned(ctx context.Context, csv types.NamespacedName) (int
 	return n, err
 }
 
-// Seen is what an edit found of each held kind, as its patches left it: an
-// object a patch let go (terminating, no finalizer left) is gone and left out.
+// Seen is what an edit found of each held kind, as its patches left it.
 type Seen map[schema.GroupVersionKind][]metav1.PartialObjectMetadata
 
-// ReleaseOwnedSeen is ReleaseOwned, with what it found: a step that deletes
+// ReleaseOwnedSeen is ReleaseOwned, with what it found less what its patches
+// let go (terminating, no finalizer left: gone), so that a step that deletes
 // them next needs no second read.
 func (h Holder) ReleaseOwnedSeen(ctx context.Context, csv types.NamespacedName) (int, Seen, error) {
-	return h.release(ctx, owned(csv))
+	n, seen, err := h.release(ctx, owned(csv))
+	for gvk, items := range seen {
+		seen[gvk] = slices.DeleteFunc(items, func(o metav1.PartialObjectMetadata) bool {
+			return o.DeletionTimestamp != nil && len(o.Finalizers) == 0
+		})
+	}
+	return n, seen, err
 }
 
 // Release takes the hold finalizer off the objects sel selects (every
@@ -156,9 +162,7 @@ func (h Holder) edit(ctx context.Context, sel heldSet, change func(*metav1.Parti
 	err := g.Wait()
 	seen := Seen{}
 	for i, gvk := range HeldKinds {
-		seen[gvk] = slices.DeleteFunc(found[i], func(o metav1.PartialObjectMetadata) bool {
-			return o.DeletionTimestamp != nil && len(o.Finalizers) == 0
-		})
+		seen[gvk] = found[i]
 	}
 	return int(changed.Load()), seen, err
 }
