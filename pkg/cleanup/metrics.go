@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -111,7 +112,7 @@ func (c *inflightCount) dec() { c.now.Add(-1) }
 // on the API server and csv_cleaner_client_requests_total counts its
 // requests by the verb and resource the API server authorizes.
 func InstrumentClient(rt http.RoundTripper) http.RoundTripper {
-	return roundTripper(func(req *http.Request) (*http.Response, error) {
+	return promhttp.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		clientRequests.WithLabelValues(VerbAndResource(req)).Inc()
 		inflight.inc()
 		defer inflight.dec()
@@ -147,10 +148,6 @@ func resourceOf(info *apirequest.RequestInfo) string {
 
 // requestInfo reads a request's verb as the API server does.
 var requestInfo = &apirequest.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
-
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // progressCollector reports the uninstalls under way as this replica last
 // saw them: the objects each still has to delete, and since when each

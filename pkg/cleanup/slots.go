@@ -3,6 +3,8 @@ package cleanup
 import (
 	"context"
 	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Slots bound the requests one uninstall has at the API server at once
@@ -24,7 +26,7 @@ func withSlots(ctx context.Context, slots chan struct{}) context.Context {
 // holdSlot wraps a client's transport (ClientConfig): a request whose
 // context carries slots (withSlots) takes one for its round trip.
 func holdSlot(next http.RoundTripper) http.RoundTripper {
-	return roundTripper(func(req *http.Request) (*http.Response, error) {
+	return promhttp.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		slots, ok := req.Context().Value(slotsKey{}).(chan struct{})
 		if !ok {
 			return next.RoundTrip(req)

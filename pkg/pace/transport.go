@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 type limiterKey struct{}
@@ -20,7 +22,7 @@ func With(ctx context.Context, l *Limiter) context.Context {
 // it waits for a place, times the request to its answer and tells the
 // limiter. Other requests pass untouched.
 func Transport(next http.RoundTripper) http.RoundTripper {
-	return roundTripper(func(req *http.Request) (*http.Response, error) {
+	return promhttp.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		l, ok := req.Context().Value(limiterKey{}).(*Limiter)
 		if !ok {
 			return next.RoundTrip(req)
@@ -43,7 +45,3 @@ func overload(ctx context.Context, resp *http.Response, err error) bool {
 	}
 	return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= http.StatusInternalServerError
 }
-
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

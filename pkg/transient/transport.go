@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -20,7 +21,7 @@ func (r Retrier) Transport(next http.RoundTripper) http.RoundTripper {
 	if backoff.Steps == 0 {
 		backoff = DefaultBackoff
 	}
-	return roundTripper(func(req *http.Request) (*http.Response, error) {
+	return promhttp.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		if req.Method != http.MethodGet || req.URL.Query().Get("watch") == "true" {
 			return next.RoundTrip(req)
 		}
@@ -63,7 +64,3 @@ func transientStatus(code int) bool {
 	}
 	return false
 }
-
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

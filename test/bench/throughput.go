@@ -14,6 +14,7 @@ import (
 	"time"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -459,7 +460,7 @@ type requestCounter struct {
 }
 
 func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+	return promhttp.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		verb, resource := cleanup.VerbAndResource(req)
 		c.mu.Lock()
 		if c.n == nil {
@@ -476,10 +477,6 @@ func (c *requestCounter) counts() map[string]float64 {
 	defer c.mu.Unlock()
 	return maps.Clone(c.n)
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // count counts the instances of the CRDs that are left, terminating ones included.
 func (e *Env) count(ctx context.Context, set []fixtures.CRD) (int, error) {

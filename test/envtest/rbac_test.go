@@ -12,6 +12,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -90,11 +91,6 @@ func runShippedAs(ctx context.Context, cfg *rest.Config) {
 	})
 }
 
-// roundTripper makes a function an http.RoundTripper.
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
-
 // deployedSubject is csv-cleaner's ServiceAccount as deployedServiceAccount makes it.
 var deployedSubject = rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "csv-cleaner", Name: "csv-cleaner"}
 
@@ -166,7 +162,7 @@ var _ = Describe("csv-cleaner's own permissions, as shipped", Ordered, func() {
 		var mu sync.Mutex
 		cfg := rest.CopyConfig(cp.Config)
 		cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-			return roundTripper(func(req *http.Request) (*http.Response, error) {
+			return promhttp.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
 				if req.Method == http.MethodPost {
 					mu.Lock()
 					creates = append(creates, req.URL.Path)
