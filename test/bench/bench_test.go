@@ -71,8 +71,8 @@ func TestBench(t *testing.T) {
 		if err != nil {
 			t.Fatalf("faults, %d operands: %v", scale.Faults, err)
 		}
-		t.Logf("%d operands behind the fault proxy: uninstall %s, without faults %s, ratio %.2f; injected %v; %.0f requests retried in place, %.0f attempts failed",
-			f.Operands, f.Uninstall, f.Unfaulted, f.Ratio(), f.Injected, f.Retries, f.FailedAttempts)
+		t.Logf("%d operands behind the fault proxy: uninstall %s, without faults %s behind the proxy (ratio %.2f) and %s without it (ratio %.2f); injected %v; %.0f requests retried in place, %.0f attempts failed",
+			f.Operands, f.Uninstall, f.Proxied, f.Ratio(), f.Unfaulted, f.RatioUnproxied(), f.Injected, f.Retries, f.FailedAttempts)
 		report.Faults = &f
 	}
 

@@ -127,8 +127,11 @@ func (r Report) Figures() [][2]any {
 	}
 	if f := r.Faults; f != nil {
 		out = append(out,
-			[2]any{"faults_ratio_to_unfaulted_" + size(f.Operands), round(f.Ratio(), 2)},
+			[2]any{"faults_ratio_to_proxied_" + size(f.Operands), round(f.Ratio(), 2)},
+			[2]any{"faults_ratio_to_unfaulted_" + size(f.Operands), round(f.RatioUnproxied(), 2)},
 			[2]any{"faults_uninstall_seconds_" + size(f.Operands), round(f.Uninstall.Seconds(), 2)},
+			[2]any{"faults_proxied_seconds_" + size(f.Operands), round(f.Proxied.Seconds(), 2)},
+			[2]any{"faults_proxy_cost_" + size(f.Operands), round(f.ProxyCost(), 2)},
 			[2]any{"faults_injected_" + size(f.Operands), f.injectedTotal()},
 			[2]any{"faults_requests_retried_" + size(f.Operands), f.Retries},
 			[2]any{"faults_failed_attempts_" + size(f.Operands), f.FailedAttempts},
@@ -237,7 +240,7 @@ func goal(key string) string {
 	case strings.HasPrefix(key, "uninstall_ratio_to_floor_"), strings.HasPrefix(key, "extension_ratio_to_floor_"), strings.HasPrefix(key, "backup_gate_ratio_"),
 		strings.HasPrefix(key, "undoable_gate_ratio_"), strings.HasPrefix(key, "undo_ratio_to_velero_restore_"):
 		return "≤ 1.05"
-	case strings.HasPrefix(key, "faults_ratio_to_unfaulted_"):
+	case strings.HasPrefix(key, "faults_ratio_to_proxied_"):
 		return "≤ 1.5"
 	case strings.HasPrefix(key, "outage_resumed_seconds_"):
 		return "≤ 10 + 2.3"
