@@ -234,7 +234,33 @@ type BackupStatus struct {
 	// a completed snapshot of.
 	// +optional
 	Volumes int32 `json:"volumes,omitempty"`
+	// unread are the kinds of which csv-cleaner could not read every object
+	// when it verified the Backup, none of whose unread objects anything the
+	// uninstall destroys can own: it went on without them (docs/backup.md,
+	// "A kind nobody can read"). At most MaxUnreadKinds are kept.
+	// +optional
+	// +listType=atomic
+	Unread []UnreadKind `json:"unread,omitempty"`
 }
+
+// UnreadKind is a kind csv-cleaner could not read all of.
+type UnreadKind struct {
+	// resource is plural.group.
+	Resource string `json:"resource"`
+	// reason is StoreReadError (the API server cannot read them from
+	// storage) or Unavailable (their API did not answer).
+	Reason string `json:"reason"`
+	// namespaces are where its objects could not be read ("" for the
+	// cluster scope); none when they could be anywhere.
+	// +optional
+	// +listType=atomic
+	Namespaces []string `json:"namespaces,omitempty"`
+	// message says what was not read, and why the uninstall went on.
+	Message string `json:"message"`
+}
+
+// MaxUnreadKinds bounds status.backup.unread.
+const MaxUnreadKinds = 20
 
 // BackupToolVelero is status.backup.tool of a Velero Backup.
 const BackupToolVelero = "Velero"

@@ -85,6 +85,11 @@ const (
 	// VolumeSnapshotClass for its driver, snapshotVolumes: false) and the
 	// policy requires volume data.
 	BlockedVolumeNotSnapshottable = "VolumeNotSnapshottable"
+	// BlockedDependentsUnreadable: the policy asks for a backup, and objects
+	// that nobody can read (a conversion webhook that fails, a storage error,
+	// an API that is down) may be owned by what the uninstall destroys: the
+	// garbage collector deletes them once they read, and no backup can hold them.
+	BlockedDependentsUnreadable = "DependentsUnreadable"
 )
 
 // Reason is a status reason with its one-line meaning.
@@ -133,5 +138,6 @@ var (
 		{BlockedBackupFailed, "the uninstall's Velero Backup failed, partially failed, failed validation or is being deleted"},
 		{BlockedBackupIncomplete, "the uninstall's Velero Backup completed without an object the uninstall would delete, or without a dependent the garbage collector would delete with it, or without a volume's snapshot; or the uninstall could not list all it would delete"},
 		{BlockedVolumeNotSnapshottable, "a PersistentVolumeClaim the uninstall destroys has a volume Velero cannot snapshot, and the policy requires volume data"},
+		{BlockedDependentsUnreadable, "the policy asks for a backup, and objects nobody can read (a conversion webhook that fails, a storage error, an API that is down) may be owned by what the uninstall destroys"},
 	}
 )

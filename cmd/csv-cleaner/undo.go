@@ -45,7 +45,7 @@ changes nothing.
 
 Exit codes: 0 everything is back; 1 the undo failed; 2 bad usage; 3 the
 operator is not installed again (nothing was restored); 4 something did
-not come back.`,
+not come back, or could not be checked (its kind could not be listed).`,
 		Example: `  csv-cleaner undo --namespace operators my-operator.v1.2.3
   csv-cleaner undo clusterextension my-extension
   kubectl csv-cleaner undo -n operators my-operator.v1.2.3`,
@@ -105,7 +105,7 @@ func runUndo(kubeconfig string, o undo.Options, timeout time.Duration, output st
 		return err
 	}
 	if n := res.Missing(); n > 0 {
-		return exitError{code: exitMissing, err: fmt.Errorf("%d of the %d objects the uninstall destroyed did not come back as they were (see the table)", n, len(res.Rows))}
+		return exitError{code: exitMissing, err: fmt.Errorf("%d of the %d objects the uninstall destroyed did not come back as they were, or could not be checked (see the table)", n, len(res.Rows))}
 	}
 	return nil
 }

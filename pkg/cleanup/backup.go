@@ -133,7 +133,7 @@ func (u *Uninstall) gate(ctx context.Context, tool backupTool, namespace string)
 		u.waitNote, u.poll = fmt.Sprintf("Waiting for the resource list of Velero's Backup %s/%s before anything is deleted", namespace, name), backupPollMin
 		return false, nil
 	}
-	destroyed, err := u.verifiedDestroyed(ctx, backup, held)
+	destroyed, unread, err := u.verifiedDestroyed(ctx, backup, held)
 	var problem *decide.Problem
 	if errors.As(err, &problem) && problem.Reason == cleanupv1alpha1.BlockedBackupIncomplete {
 		return false, u.backupFailed(st, backup, problem)
@@ -149,6 +149,12 @@ func (u *Uninstall) gate(ctx context.Context, tool backupTool, namespace string)
 	verified := metav1.Now()
 	st.Verified, st.VerifiedTime = true, &verified
 	st.Planned, st.Dependents, st.Volumes = int32(len(destroyed.Deleted)), int32(len(destroyed.Dependents)), int32(decide.Snapshots(destroyed.Volumes))
+	st.Unread = unreadStatus(unread)
+	for _, k := range unread {
+		logr.FromContextOrDiscard(ctx).Info("Going on beside a kind the garbage collector cannot read all of, none of whose objects the uninstall destroys",
+			"resource", k.Resource, "reason", k.Reason, "namespaces", k.Namespaces, "why", k.Message)
+		u.Event(corev1.EventTypeWarning, "DependentsUnread", "Backup", "%s", k.Message)
+	}
 	logr.FromContextOrDiscard(ctx).Info("Velero's Backup holds everything the uninstall will destroy", "backup", klog.KRef(namespace, name),
 		"planned", st.Planned, "dependents", st.Dependents, "volumes", st.Volumes, "items", backup.Items)
 	u.Event(corev1.EventTypeNormal, "BackupVerified", "Backup", "Velero's Backup %s/%s holds all %d objects the uninstall will delete, the %d the garbage collector deletes with them and %d volumes' snapshots (%d items); undo with: %s",

@@ -33,11 +33,14 @@ func (u *Uninstall) makeBackup(ctx context.Context, tool backupTool, namespace, 
 	if err != nil {
 		return false, fmt.Errorf("naming what the backup must hold: %w", err)
 	}
-	dependents, volumes, err := u.e.scanDependents(ctx, u.settings.Backup.Velero, kinds.kinds, decide.DeletedByKind(kindSet(kinds.kinds), kinds.targets, others))
+	// The kinds nobody can read are judged once the deletions are known
+	// exactly, when the Backup is verified (verifiedDestroyed).
+	scan, err := u.e.scanDependents(ctx, u.settings.Backup.Velero, kinds.kinds, decide.DeletedByKind(kindSet(kinds.kinds), kinds.targets, others))
 	if err != nil {
 		return false, err
 	}
-	content := decide.BackupScopeOfKinds(kinds.kinds, kinds.targets, others, heldWithVolumes(dependents, volumes))
+	volumes := scan.volumes
+	content := decide.BackupScopeOfKinds(kinds.kinds, kinds.targets, others, heldWithVolumes(readable(scan.found), volumes))
 	if content.Empty() {
 		u.openWithoutBackup(namespace, "", attempt, nil)
 		return true, nil
@@ -103,6 +106,13 @@ func kindSet(scopes []decide.CRDScope) map[string]bool {
 		out[s.Kind] = true
 	}
 	return out
+}
+
+// readable are the nodes Velero can read: not those read only at the
+// version they are stored at (decide.Node.Stranded), which a Backup that
+// names them would fail on; the verification judges those.
+func readable(nodes []decide.Node) []decide.Node {
+	return slices.DeleteFunc(slices.Clone(nodes), func(n decide.Node) bool { return n.Stranded })
 }
 
 // heldWithVolumes are the dependents a backup must hold, and the

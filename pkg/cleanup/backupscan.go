@@ -3,7 +3,6 @@ package cleanup
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -18,29 +17,35 @@ func (e *Engine) scanner() dependents.Scanner {
 	return dependents.Scanner{Discovery: e.Discovery, Reader: e.APIReader}
 }
 
+// dependentsScan is what the gate read of an uninstall's dependents.
+type dependentsScan struct {
+	found   []decide.Node
+	volumes []decide.Volume
+	// unread are the kinds it could not read every object of, but those
+	// csv-cleaner may not list (which block at once): whether they concern
+	// the uninstall is decided against what it destroys (decide.JudgeUnread).
+	unread []decide.UnreadKind
+}
+
 // scanDependents reads where a dependent of the uninstall's deletions can be,
 // follows ownerReferences from what deleted says is deleted (decide.Dependents)
 // and decides what the backup must hold of the claims among them
-// (decide.DecideVolume). An unreadable kind or a claim that cannot be
-// snapshotted blocks.
-func (e *Engine) scanDependents(ctx context.Context, v *cleanupv1alpha1.VeleroBackup, kinds []decide.CRDScope, deleted func(decide.OwnerRef, string) bool) ([]decide.Node, []decide.Volume, error) {
+// (decide.DecideVolume). A kind csv-cleaner may not list, or a claim that
+// cannot be snapshotted, blocks.
+func (e *Engine) scanDependents(ctx context.Context, v *cleanupv1alpha1.VeleroBackup, kinds []decide.CRDScope, deleted func(decide.OwnerRef, string) bool) (*dependentsScan, error) {
 	began := time.Now()
-	skip := map[string]bool{"events": true, "events.events.k8s.io": true}
-	for _, k := range kinds {
-		skip[decide.Held{Group: k.GVR.Group, Resource: k.GVR.Resource}.ResourceOf()] = true
-	}
 	s := e.scanner()
-	scan, err := s.Scan(ctx, func(resource string) bool { return skip[resource] })
+	scan, err := s.Scan(ctx, skipOf(kinds))
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading where the uninstall's dependents are: %w", err)
+		return nil, fmt.Errorf("reading where the uninstall's dependents are: %w", err)
 	}
-	if len(scan.Unread) > 0 {
-		return nil, nil, unscanned(scan)
+	if p := forbiddenProblem(scan); p != nil {
+		return nil, p
 	}
 	found := decide.Dependents(decide.ClosureInput{Nodes: scan.Nodes, Deleted: deleted})
 	volumes, err := s.Volumes(ctx, found, v)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var problems []decide.Problem
 	for _, vol := range volumes {
@@ -49,22 +54,48 @@ func (e *Engine) scanDependents(ctx context.Context, v *cleanupv1alpha1.VeleroBa
 		}
 	}
 	logr.FromContextOrDiscard(ctx).V(1).Info("Read the uninstall's dependents", "objects", len(scan.Nodes), "dependents", len(found), "volumes", len(volumes),
-		"took", time.Since(began).Round(time.Millisecond).String())
+		"unreadKinds", len(scan.Unread), "took", time.Since(began).Round(time.Millisecond).String())
 	if len(problems) > 0 {
-		return nil, nil, decide.JoinProblems(problems)
+		return nil, decide.JoinProblems(problems)
 	}
-	return found, volumes, nil
+	return &dependentsScan{found: found, volumes: volumes, unread: scan.Unread}, nil
 }
 
-// unscanned is the problem of a scan that could not read some kinds.
-func unscanned(scan *dependents.Scan) *decide.Problem {
-	reason, fix := cleanupv1alpha1.BlockedBackupIncomplete, "it goes on by itself once they can be read"
-	if scan.Forbidden {
-		reason, fix = cleanupv1alpha1.BlockedForbidden, "grant csv-cleaner list on them (manifests/velero/dependents.yaml, docs/backup.md#rights)"
+// skipOf are the kinds a dependents scan leaves out: Events, and the kinds
+// whose instances the uninstall lists itself.
+func skipOf(kinds []decide.CRDScope) func(string) bool {
+	skip := map[string]bool{"events": true, "events.events.k8s.io": true}
+	for _, k := range kinds {
+		skip[decide.Held{Group: k.GVR.Group, Resource: k.GVR.Resource}.ResourceOf()] = true
 	}
-	return &decide.Problem{Reason: reason, Object: "kinds " + strings.Join(scan.Unread, ", "),
-		Message: fmt.Sprintf("csv-cleaner cannot read %d kinds that can hold objects the garbage collector would delete with the uninstall's deletions (%s), so no backup can be shown to hold everything it destroys: %s",
-			len(scan.Unread), strings.Join(scan.Unread, ", "), fix)}
+	return func(resource string) bool { return skip[resource] }
+}
+
+// forbiddenProblem blocks on the kinds csv-cleaner may not list: the garbage
+// collector may, so their objects may be destroyed with the uninstall's,
+// wherever they are.
+func forbiddenProblem(scan *dependents.Scan) *decide.Problem {
+	if !scan.Forbidden() {
+		return nil
+	}
+	var forbidden []decide.UnreadKind
+	for _, u := range scan.Unread {
+		if u.Reason == decide.UnreadForbidden {
+			forbidden = append(forbidden, u)
+		}
+	}
+	_, p := decide.JudgeUnread(decide.UnreadInput{Kinds: forbidden, Reach: decide.Reach{Cluster: true}})
+	return p
+}
+
+// unreadStatus is what the record keeps of the unread kinds that did not
+// concern the uninstall, at most cleanupv1alpha1.MaxUnreadKinds.
+func unreadStatus(kinds []decide.UnreadKind) []cleanupv1alpha1.UnreadKind {
+	var out []cleanupv1alpha1.UnreadKind
+	for _, u := range kinds[:min(len(kinds), cleanupv1alpha1.MaxUnreadKinds)] {
+		out = append(out, cleanupv1alpha1.UnreadKind{Resource: u.Resource, Reason: u.Reason, Namespaces: u.Namespaces, Message: u.Message})
+	}
+	return out
 }
 
 // dependents2Held are what a backup must hold of dependents.

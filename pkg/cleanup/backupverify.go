@@ -48,33 +48,40 @@ func (u *Uninstall) backupHolds(ctx context.Context, tool backupTool, backup *ve
 
 // verifiedDestroyed checks a completed Backup against what the uninstall
 // destroys (its deletions, their dependents read again, their volumes'
-// snapshots) and returns it, or the problem that blocks.
-func (u *Uninstall) verifiedDestroyed(ctx context.Context, backup *velero.Backup, held backupHeld) (*velero.Destroyed, error) {
+// snapshots) and returns it with the kinds it could not read all of, none
+// of whose unread objects it may destroy, or the problem that blocks: a
+// missing object, or objects nobody can read that it may destroy.
+func (u *Uninstall) verifiedDestroyed(ctx context.Context, backup *velero.Backup, held backupHeld) (*velero.Destroyed, []decide.UnreadKind, error) {
 	p := u.e.backups.take(u.subject.GetUID())
 	for replanned := p == nil; ; replanned = true {
 		if p == nil {
 			var err error
 			if p, err = u.plannedUninstall(ctx); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		deletions := p.deletions
-		dependents, volumes, err := u.e.scanDependents(ctx, u.settings.Backup.Velero, p.kinds, decide.DeletedByName(deletions))
+		scan, err := u.e.scanDependents(ctx, u.settings.Backup.Velero, p.kinds, decide.DeletedByName(deletions))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		dependents, volumes := scan.found, scan.volumes
 		destroyed := slices.Concat(deletions, dependents2Held(dependents))
+		unread, problem := decide.JudgeUnread(decide.UnreadInput{Kinds: scan.unread, Dependents: dependents, Reach: decide.ReachOf(destroyed)})
+		if problem != nil {
+			return nil, nil, problem
+		}
 		if _, problem := decide.VerifyBackup(backup.Name, held.list, destroyed); problem != nil {
 			if !replanned {
 				p = nil
 				continue
 			}
-			return nil, problem
+			return nil, nil, problem
 		}
 		if problem := decide.VerifyVolumes(backup.Name, held.volumes, volumes); problem != nil {
-			return nil, problem
+			return nil, nil, problem
 		}
 		return &velero.Destroyed{Owner: u.title, OwnerKind: u.kind.Subject.Kind, OwnerNamespace: u.subject.GetNamespace(), OwnerName: u.subject.GetName(),
-			Backup: backup.Name, Verified: metav1.Now(), Deleted: deletions, Dependents: dependents2Held(dependents), Volumes: volumes}, nil
+			Backup: backup.Name, Verified: metav1.Now(), Deleted: deletions, Dependents: dependents2Held(dependents), Volumes: volumes}, unread, nil
 	}
 }

@@ -55,6 +55,12 @@ type DryRun struct {
 	// Volumes are the PersistentVolumeClaims among the dependents, and what
 	// a backup holds of each one's data.
 	Volumes []decide.Volume `json:"volumes,omitempty"`
+	// UnreadDependents are the kinds of which the reading of the dependents
+	// could not read every object (a conversion webhook that fails, a storage
+	// error, an API that is down, a kind the caller may not list), each
+	// judged against what the uninstall destroys: a warning, which blocks
+	// only the backup gate, and only where it concerns the uninstall.
+	UnreadDependents []decide.UnreadKind `json:"unreadDependents,omitempty"`
 	// Backup is the backup gate, when the policy asks for a backup (Foresee).
 	Backup *BackupForeseen `json:"backup,omitempty"`
 	// Notes say what the plan could not foresee, and why.
@@ -63,8 +69,8 @@ type DryRun struct {
 	foresight *foresight
 	// backupPlan is what Foresee needs to foresee the backup gate (PlanBackup).
 	backupPlan *backupPlan
-	// dependentNodes are Dependents as read; dependentsProblem says why they
-	// could not all be read.
+	// dependentNodes are Dependents as read; dependentsProblem says what
+	// the backup gate meets of what could not be read (UnreadDependents).
 	dependentNodes    []decide.Node
 	dependentsProblem *decide.Problem
 	// problems are what the run would be refused, found so far; they make the verdict Blocked (settle).

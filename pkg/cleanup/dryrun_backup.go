@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -70,19 +71,10 @@ func (d *DryRun) foreseeDependents(ctx context.Context, c client.Client, disc di
 		d.Notes = append(d.Notes, "the dependents could not be read: "+err.Error())
 		return nil
 	}
-	skip := map[string]bool{"events": true, "events.events.k8s.io": true}
-	for _, k := range d.kinds {
-		skip[decide.Held{Group: k.GVR.Group, Resource: k.GVR.Resource}.ResourceOf()] = true
-	}
 	s := dependents.Scanner{Discovery: disc, Reader: c}
-	scan, err := s.Scan(ctx, func(r string) bool { return skip[r] })
+	scan, err := s.Scan(ctx, skipOf(d.kinds))
 	if err != nil {
 		return err
-	}
-	if len(scan.Unread) > 0 {
-		d.dependentsProblem = unscanned(scan)
-		d.Notes = append(d.Notes, "the dependents of these kinds could not be read: "+strings.Join(scan.Unread, ", "))
-		return nil
 	}
 	nodes := decide.Dependents(decide.ClosureInput{Nodes: scan.Nodes, Deleted: decide.DeletedByName(deletions)})
 	v := &cleanupv1alpha1.VeleroBackup{}
@@ -93,6 +85,10 @@ func (d *DryRun) foreseeDependents(ctx context.Context, c client.Client, disc di
 	if err != nil {
 		return err
 	}
+	// What could not be read is judged against what the uninstall destroys;
+	// it blocks the backup gate only (foreseeBackup).
+	d.UnreadDependents, d.dependentsProblem = decide.JudgeUnread(decide.UnreadInput{Kinds: scan.Unread, Dependents: nodes,
+		Reach: decide.ReachOf(slices.Concat(deletions, dependents.Helds(nodes)))})
 	d.Dependents, d.Volumes, d.dependentNodes = dependents.Helds(nodes), volumes, nodes
 	return nil
 }

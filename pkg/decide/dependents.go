@@ -15,6 +15,10 @@ type Node struct {
 	Owners []OwnerRef
 	// Terminating: it is being deleted already.
 	Terminating bool
+	// Stranded: it could be read only at the version it is stored at, not
+	// at the one the garbage collector and Velero read (the API server
+	// cannot convert it): neither can delete or back it up now.
+	Stranded bool
 	// VolumeName is a PersistentVolumeClaim's spec.volumeName.
 	VolumeName string
 }

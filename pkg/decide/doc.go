@@ -36,6 +36,8 @@
 //   - dependents.go and volumes.go: what the garbage collector deletes
 //     with the deletions (Dependents) and each claim's snapshot
 //     (DecideVolume, VerifyVolumes);
+//   - unread.go: whether a kind nobody can read holds an uninstall
+//     (JudgeUnread);
 //   - console.go: the console plugins an uninstalled CSV's annotation
 //     names and which of them to disable (ConsolePlugins, PluginsToDisable);
 //   - finalizers.go: the edits of a CSV's finalizer list (Finalizers);

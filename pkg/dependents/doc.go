@@ -1,7 +1,9 @@
 // Package dependents reads what the garbage collector would delete with
 // an uninstall's deletions: every object of the kinds the API server serves
 // with list and delete (the kinds the garbage collector watches), as
-// metadata, so that pkg/decide can follow their ownerReferences (decide.Dependents);
+// metadata, so that pkg/decide can follow their ownerReferences (decide.Dependents),
+// and what it cannot read at the version the garbage collector reads, at
+// the version it is stored at (decide.JudgeUnread judges the rest);
 // and, for the PersistentVolumeClaims among them, their volumes' CSI
 // drivers and the VolumeSnapshotClasses Velero picks from
 // (decide.DecideVolume).

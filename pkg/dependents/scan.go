@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -38,17 +37,23 @@ type Scanner struct {
 type Scan struct {
 	// Nodes are every object read, with its owners.
 	Nodes []decide.Node
-	// Unread are the kinds the scan could not read (plural.group), with why;
-	// Forbidden among them is set when a missing right is why.
-	Unread    []string
-	Forbidden bool
+	// Unread are the kinds of which it could not read every object, with
+	// where and why (pkg/decide judges whether they concern an uninstall).
+	Unread []decide.UnreadKind
+}
+
+// Forbidden reports whether csv-cleaner may not list some kind.
+func (s *Scan) Forbidden() bool {
+	return slices.ContainsFunc(s.Unread, func(u decide.UnreadKind) bool { return u.Reason == decide.UnreadForbidden })
 }
 
 // Scan reads every object of every kind the garbage collector watches
 // (served with list, watch and delete), cluster-wide, but the kinds skip
 // says (plural.group): the instances the uninstall lists itself, Events.
-// A kind it may not list, or whose group the API server could not describe,
-// is Unread: no dependent of it can be ruled out.
+// A kind it may not list, whose objects the API server cannot read, or
+// whose API does not answer is Unread, never an error: of a kind whose
+// objects the API server cannot all read, it reads what it can
+// (readAround).
 func (s Scanner) Scan(ctx context.Context, skip func(resource string) bool) (*Scan, error) {
 	lists, err := discovery.ServerPreferredResources(s.Discovery)
 	out := &Scan{}
@@ -56,7 +61,10 @@ func (s Scanner) Scan(ctx context.Context, skip func(resource string) bool) (*Sc
 	switch {
 	case errors.As(err, &failed):
 		for gv, e := range failed.Groups {
-			out.Unread = append(out.Unread, fmt.Sprintf("every kind of %s (%v)", gv, e))
+			if decide.ServesNoOwnedObjects(gv.Group) {
+				continue
+			}
+			out.Unread = append(out.Unread, decide.UnreadKind{Resource: "every kind of " + gv.String(), Reason: decide.UnreadUnavailable, Namespaced: true, Anywhere: true, Error: e.Error()})
 		}
 	case err != nil:
 		return nil, fmt.Errorf("reading the kinds the API server serves: %w", err)
@@ -76,32 +84,97 @@ func (s Scanner) Scan(ctx context.Context, skip func(resource string) bool) (*Sc
 		}
 	}
 	var mu sync.Mutex
-	g, ctx := errgroup.WithContext(ctx)
+	var storeFailed []storeFailure
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(scanWorkers)
 	for _, k := range kinds {
 		g.Go(func() error {
-			nodes, err := s.list(ctx, k)
+			nodes, err := s.list(gctx, k, "")
 			mu.Lock()
 			defer mu.Unlock()
-			switch {
-			case apierrors.IsForbidden(err):
-				out.Unread = append(out.Unread, k.held.ResourceOf()+" (forbidden)")
-				out.Forbidden = true
+			if err == nil {
+				out.Nodes = append(out.Nodes, nodes...)
 				return nil
-			case apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
-				return nil // gone since discovery, or not listable after all
-			case err != nil:
-				return fmt.Errorf("listing %s: %w", k.held.ResourceOf(), err)
 			}
-			out.Nodes = append(out.Nodes, nodes...)
+			switch u, ok := unreadOf(k, err); {
+			case gctx.Err() != nil:
+				return fmt.Errorf("listing %s: %w", k.held.ResourceOf(), err)
+			case !ok:
+				// gone since discovery, or not listable after all
+			case u.Reason == decide.UnreadStorage:
+				storeFailed = append(storeFailed, storeFailure{k, err})
+			default:
+				out.Unread = append(out.Unread, u)
+			}
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	sort.Strings(out.Unread)
+	for _, f := range storeFailed {
+		nodes, u, err := s.readAround(ctx, f.kind, f.err, namespacesOf(out.Nodes))
+		if err != nil {
+			return nil, err
+		}
+		out.Nodes = append(out.Nodes, nodes...)
+		out.Unread = append(out.Unread, u)
+	}
+	slices.SortFunc(out.Unread, func(a, b decide.UnreadKind) int { return strings.Compare(a.Resource, b.Resource) })
 	return out, nil
+}
+
+// namespacesOf are the names of the Namespaces among nodes.
+func namespacesOf(nodes []decide.Node) []string {
+	var out []string
+	for _, n := range nodes {
+		if n.Group == "" && n.Resource == "namespaces" {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// unreadOf is what a failed LIST of k says about its objects; false when
+// it says there are none to read (the kind is gone, or not listable).
+func unreadOf(k kind, err error) (decide.UnreadKind, bool) {
+	u := decide.UnreadKind{Resource: k.held.ResourceOf(), Namespaced: k.namespaced, Error: err.Error()}
+	switch {
+	case apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
+		return u, false
+	case apierrors.IsForbidden(err):
+		u.Reason = decide.UnreadForbidden
+	case storeReadError(err):
+		u.Reason = decide.UnreadStorage
+	default:
+		u.Reason = decide.UnreadUnavailable
+	}
+	u.Anywhere = u.Reason != decide.UnreadStorage
+	return u, true
+}
+
+// CorruptObjects are the objects of the kind of held that a StorageReadError
+// names: each cause's field is the object's storage key, which ends in
+// namespace/name (name, for a cluster-scoped kind).
+func CorruptObjects(held decide.Held, namespaced bool, err error) []decide.Held {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return nil
+	}
+	var out []decide.Held
+	for _, c := range status.Status().Details.Causes {
+		parts := strings.Split(strings.Trim(c.Field, "/"), "/")
+		if c.Field == "" || len(parts) < 2 {
+			continue
+		}
+		o := held
+		o.Name = parts[len(parts)-1]
+		if namespaced {
+			o.Namespace = parts[len(parts)-2]
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // kind is one kind a scan lists.
@@ -111,15 +184,19 @@ type kind struct {
 	namespaced bool
 }
 
-// list reads every object of k as metadata.
-func (s Scanner) list(ctx context.Context, k kind) ([]decide.Node, error) {
+// list reads every object of k as metadata, in namespace ns ("" for all).
+func (s Scanner) list(ctx context.Context, k kind, ns string) ([]decide.Node, error) {
 	var out []decide.Node
+	var opts []client.ListOption
+	if ns != "" {
+		opts = append(opts, client.InNamespace(ns))
+	}
 	err := objects.ListPages(ctx, s.Reader, objects.MetadataList(k.gvk), scanPageSize, func(l *metav1.PartialObjectMetadataList) error {
 		for i := range l.Items {
 			out = append(out, NodeOf(k.held, &l.Items[i]))
 		}
 		return nil
-	})
+	}, opts...)
 	return out, err
 }
 

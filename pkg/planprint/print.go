@@ -66,6 +66,12 @@ func Table(w io.Writer, d *cleanup.DryRun) error {
 			printf("%s\t%s\t%s\n", u.Kind, u.Reason, u.Message)
 		}
 	}
+	if len(d.UnreadDependents) > 0 {
+		printf("\nNOT READ (WARNING)\tREASON\tWHERE\tCONCERNS\tWHY\n")
+		for _, u := range d.UnreadDependents {
+			printf("%s\t%s\t%s\t%s\t%s\n", u.Resource, u.Reason, places(u), yesNo(u.Concerns), u.Message)
+		}
+	}
 	if len(d.Refusals) > 0 {
 		printf("\nREFUSED\tKIND\tOBJECT\tWHY\n")
 		for _, f := range d.Refusals {
@@ -96,6 +102,9 @@ func Table(w io.Writer, d *cleanup.DryRun) error {
 	if len(d.Unread) > 0 {
 		printf(", %s unread", kinds(len(d.Unread)))
 	}
+	if len(d.UnreadDependents) > 0 {
+		printf("; %s not read where dependents could be", kinds(len(d.UnreadDependents)))
+	}
 	printf("\n")
 	if err == nil {
 		err = tw.Flush()
@@ -122,6 +131,30 @@ func path(ns, name string) string {
 		return name
 	}
 	return ns + "/" + name
+}
+
+// places names where objects of u nobody could read are: "*" anywhere,
+// "-" nowhere (every one was read at the version it is stored at),
+// "(cluster)" for the cluster scope.
+func places(u decide.UnreadKind) string {
+	switch {
+	case u.Anywhere:
+		return "*"
+	case len(u.Namespaces) == 0:
+		return "-"
+	}
+	out := make([]string, len(u.Namespaces))
+	for i, n := range u.Namespaces {
+		out[i] = cmp.Or(n, "(cluster)")
+	}
+	return strings.Join(out, ",")
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 // kinds counts kinds in words.

@@ -1,11 +1,13 @@
 package transient
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -44,7 +46,7 @@ func (r Retrier) Transport(next http.RoundTripper) http.RoundTripper {
 			case err != nil:
 				resp = nil
 				return err
-			case transientStatus(resp.StatusCode):
+			case transientStatus(resp.StatusCode) && !storeReadError(resp):
 				return errStatus
 			}
 			return nil
@@ -55,6 +57,31 @@ func (r Retrier) Transport(next http.RoundTripper) http.RoundTripper {
 		return resp, err
 	})
 }
+
+// storeReadError reports whether a 500 says that the API server cannot read
+// objects from its storage (a conversion webhook that fails, data it cannot
+// decrypt): a LIST's StorageReadError, or a GET's corrupt object. It is the
+// same until someone acts, so not retried. The body it reads is put back
+// for the caller.
+func storeReadError(resp *http.Response) bool {
+	if resp.StatusCode != http.StatusInternalServerError {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	// A Status in JSON, or in protobuf (the metadata client's), whose
+	// strings are their bytes after the envelope's magic number.
+	return bytes.Contains(body, []byte(`"reason":"`+metav1.StatusReasonStoreReadError+`"`)) ||
+		bytes.HasPrefix(body, protobufMagic) && bytes.Contains(body, []byte(metav1.StatusReasonStoreReadError)) ||
+		bytes.Contains(body, []byte("StorageError: corrupt object"))
+}
+
+// protobufMagic starts every protobuf body kube-apiserver sends.
+var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
 
 func transientStatus(code int) bool {
 	switch code {

@@ -56,3 +56,37 @@ func TestTransport(t *testing.T) {
 		})
 	}
 }
+
+// TestTransportStoreReadError: a 500 that says the API server cannot read
+// objects from its storage (a conversion webhook that fails) comes back the
+// same until someone acts: it is not retried, and the caller reads its body.
+func TestTransportStoreReadError(t *testing.T) {
+	for _, status := range []string{
+		`{"kind":"Status","status":"Failure","reason":"StorageReadError","code":500}`,
+		"k8s\x00\n\x0c\n\x02v1\x12\x06Status\x12\x1a\x12\x07Failure\x1a\x00\"\x10StorageReadError(\xf4\x03",                                                   // protobuf
+		`{"kind":"Status","status":"Failure","message":"Internal error occurred: StorageError: corrupt object, Code: 7","reason":"InternalError","code":500}`, // a GET's
+	} {
+		testStoreReadError(t, status)
+	}
+}
+
+func testStoreReadError(t *testing.T, status string) {
+	t.Helper()
+	tries := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		tries++
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, status)
+	}))
+	defer srv.Close()
+	c := &http.Client{Transport: fast.Transport(http.DefaultTransport)}
+	resp, err := c.Get(srv.URL + "/apis/example.com/v1/widgets?limit=500")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError || string(body) != status || tries != 1 {
+		t.Errorf("got %d %q after %d tries, want the 500 and its body after 1", resp.StatusCode, body, tries)
+	}
+}

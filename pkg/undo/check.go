@@ -22,6 +22,9 @@ const (
 	StateRestored = "restored"
 	// StateMissing: it is missing still.
 	StateMissing = "missing"
+	// StateUnread: its kind could not be listed, so whether it is there is
+	// not known: it is not restored (Row.Problem says why).
+	StateUnread = "unread"
 )
 
 // Row is one object the uninstall destroyed, and where the undo left it.
@@ -39,14 +42,25 @@ type Row struct {
 // their kinds (as metadata, every namespace), not a GET of each object.
 type inventory struct {
 	there map[decide.Held]bool
+	// unread are the kinds that could not be listed, with what the API server said.
+	unread map[schema.GroupKind]string
 	// claims are the PersistentVolumeClaims there, by namespace/name.
 	claims map[string]*corev1.PersistentVolumeClaim
 }
 
 // take lists, for each kind of objects, what is there now. A kind that is
-// not served (its CRD is gone) has nothing there.
+// not served (its CRD is gone) has nothing there; a kind that cannot be
+// listed (its conversion webhook fails, the caller may not list it) is
+// unread, and so is each of its objects.
 func take(ctx context.Context, c client.Client, wanted []decide.Held) (*inventory, error) {
-	inv := &inventory{there: map[decide.Held]bool{}, claims: map[string]*corev1.PersistentVolumeClaim{}}
+	inv := &inventory{there: map[decide.Held]bool{}, unread: map[schema.GroupKind]string{}, claims: map[string]*corev1.PersistentVolumeClaim{}}
+	unread := func(gk schema.GroupKind, err error) error {
+		if ctx.Err() != nil {
+			return err
+		}
+		inv.unread[gk] = err.Error()
+		return nil
+	}
 	listed := map[schema.GroupKind]bool{}
 	for _, h := range wanted {
 		gk := schema.GroupKind{Group: h.Group, Kind: h.Kind}
@@ -56,7 +70,9 @@ func take(ctx context.Context, c client.Client, wanted []decide.Held) (*inventor
 		listed[gk] = true
 		if gk == (schema.GroupKind{Kind: "PersistentVolumeClaim"}) {
 			if err := inv.takeClaims(ctx, c); err != nil {
-				return nil, err
+				if err := unread(gk, fmt.Errorf("listing persistentvolumeclaims: %w", err)); err != nil {
+					return nil, err
+				}
 			}
 			continue
 		}
@@ -74,7 +90,9 @@ func take(ctx context.Context, c client.Client, wanted []decide.Held) (*inventor
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("listing %s: %w", m.Resource.GroupResource(), err)
+			if err := unread(gk, fmt.Errorf("listing %s: %w", m.Resource.GroupResource(), err)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return inv, nil
@@ -98,6 +116,11 @@ func (inv *inventory) takeClaims(ctx context.Context, c client.Client) error {
 
 // has reports whether the object is there.
 func (inv *inventory) has(h decide.Held) bool { return inv.there[h] }
+
+// unreadWhy says why whether the object is there is not known; "" when it is.
+func (inv *inventory) unreadWhy(h decide.Held) string {
+	return inv.unread[schema.GroupKind{Group: h.Group, Kind: h.Kind}]
+}
 
 // claimVolume says what a claim there is bound to; problem is set when it
 // is not bound to a volume made from its snapshot (snapshot: the backup

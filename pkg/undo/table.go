@@ -35,7 +35,10 @@ func Table(w io.Writer, r *Result) error {
 		printf("%s\t%s\t%s\t%s\t%s\n", row.Object.KindName(), cmp.Or(row.Object.Namespace, "-"), row.Object.Name, state, cmp.Or(row.Volume, "-"))
 	}
 	printf("\n%d restored, %d present already, %d missing", counts[StateRestored], counts[StatePresent], counts[StateMissing])
-	if n := r.Missing() - counts[StateMissing]; n > 0 {
+	if counts[StateUnread] > 0 {
+		printf(", %d not known (their kind could not be listed)", counts[StateUnread])
+	}
+	if n := r.Missing() - counts[StateMissing] - counts[StateUnread]; n > 0 {
 		printf(", %d restored with a problem", n)
 	}
 	printf("\n")

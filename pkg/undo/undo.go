@@ -43,11 +43,12 @@ type Result struct {
 	Rows         []Row
 }
 
-// Missing counts the objects still missing, or restored with a problem.
+// Missing counts the objects still missing, not known to be there, or
+// restored with a problem.
 func (r *Result) Missing() int {
 	n := 0
 	for _, row := range r.Rows {
-		if row.State == StateMissing || row.Problem != "" {
+		if row.State == StateMissing || row.State == StateUnread || row.Problem != "" {
 			n++
 		}
 	}
@@ -84,7 +85,10 @@ func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	var missing []decide.Held
 	for _, h := range wanted {
 		row := Row{Object: h, State: StatePresent}
-		if !before.has(h) {
+		switch why := before.unreadWhy(h); {
+		case why != "":
+			row.State, row.Problem = StateUnread, why+"; not restored: run the undo again once the kind can be listed"
+		case !before.has(h):
 			missing = append(missing, h)
 			row.State = StateMissing
 		}
@@ -112,7 +116,10 @@ func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	}
 	for i := range res.Rows {
 		row := &res.Rows[i]
-		if row.State == StateMissing && after.has(row.Object) {
+		switch why := after.unreadWhy(row.Object); {
+		case row.State == StateMissing && why != "":
+			row.State, row.Problem = StateUnread, why+"; restored, but whether it came back is not known"
+		case row.State == StateMissing && after.has(row.Object):
 			row.State = StateRestored
 		}
 		if row.State != StateMissing && row.Object.Group == "" && row.Object.Kind == "PersistentVolumeClaim" {

@@ -55,6 +55,9 @@ type ControlPlane struct {
 	Kubeconfig string
 	LogDir     string
 	kcm        *Process
+	// kcmBinDir and kcmControllers are what kcm was started with.
+	kcmBinDir      string
+	kcmControllers []string
 	// apiServer is kube-apiserver once RestartAPIServer restarted it.
 	apiServer *Process
 	logs      []*os.File
@@ -166,8 +169,23 @@ func (cp *ControlPlane) startControllerManager(binDir string, controllers []stri
 		controllers = []string{"namespace", "garbagecollector", "deployment", "replicaset", "clusterrole-aggregation",
 			"persistentvolume-binder", "pv-protection", "pvc-protection"}
 	}
+	cp.kcmBinDir, cp.kcmControllers = binDir, controllers
 	var err error
 	cp.kcm, err = cp.controllerManager(binDir, "kube-controller-manager", controllers)
+	return err
+}
+
+// RestartControllerManager stops the kube-controller-manager Start started
+// and starts it again with the same controllers: its garbage collector then
+// learns every kind afresh.
+func (cp *ControlPlane) RestartControllerManager() error {
+	if cp.kcm == nil {
+		return errors.New("no kube-controller-manager was started")
+	}
+	// kube-controller-manager exits non-zero on SIGTERM: that says nothing here.
+	_ = cp.kcm.Stop(10 * time.Second)
+	var err error
+	cp.kcm, err = cp.controllerManager(cp.kcmBinDir, "kube-controller-manager", cp.kcmControllers)
 	return err
 }
 

@@ -379,4 +379,5 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 	})
 
 	Describe("What an uninstall destroys with its operands (the ownerReference closure), backed up first", closureSpecs)
+	Describe("A kind nobody can read elsewhere in the cluster (opentelemetry-operator's collectors behind a dead conversion webhook)", unreadSpecs)
 })
