@@ -175,10 +175,9 @@ func loadConfig(kubeconfig, userAgent string) (*rest.Config, error) {
 		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
 	}
 	cfg.UserAgent = userAgent
-	if cfg.QPS == 0 {
-		// client-go's default, 5 a second, would pace a plan's reads of every kind.
-		cfg.QPS, cfg.Burst = cleanup.DefaultQPS, cleanup.DefaultBurst
-	}
+	// The controller's rate, whichever way the configuration was found:
+	// client-go's default (5 a second) would pace a plan's reads of every kind.
+	cfg.QPS, cfg.Burst = cleanup.DefaultQPS, cleanup.DefaultBurst
 	cfg.Wrap(cleanup.Retry.Transport) // reads retried in place while the API server fails for a moment
 	return cfg, nil
 }

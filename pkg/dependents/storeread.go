@@ -9,10 +9,10 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 )
 
 // storeFailure is a kind whose LIST the API server could not answer from
@@ -97,20 +97,21 @@ type scopeRead struct {
 // readScope reads the objects of k in namespace ns ("" every namespace) that
 // a LIST at the version the garbage collector reads (first, its error) could
 // not: a LIST at another version the API server serves reads every object
-// stored at it without conversion; where none reads them all, each object is
-// read by name at a version whose LIST did not name it. Where only a failing
-// conversion webhook keeps the API server from reading (each object then
-// fails at every version but the one it is stored at), the LISTs name every
-// object there is; otherwise, or past the hundred objects the API server
-// names at most, the scope is not complete.
+// stored at it without conversion; where none reads them all, the failing
+// LISTs name the objects each cannot read, and each is read by name at a
+// version whose LIST did not name it. That is complete when they name as
+// many objects as there are (countScope): with a conversion webhook that
+// cannot be called, each object fails at every version but its own. Past
+// the hundred objects the API server names at most, it is not.
 func (s Scanner) readScope(ctx context.Context, k kind, versions []string, ns string, first error) (scopeRead, error) {
 	pref := k.gvk.Version
-	failed := map[string][]decide.Held{pref: CorruptObjects(k.held, k.namespaced, first)}
-	enumerable := len(versions) > 0 && conversionOnly(first)
+	incomplete := scopeRead{unread: CorruptObjects(k.held, k.namespaced, first)}
+	if truncated(first) {
+		return incomplete, nil
+	}
+	failed := map[string][]decide.Held{pref: incomplete.unread}
 	for _, v := range versions {
-		kv := k
-		kv.gvk.Version = v
-		nodes, err := s.list(ctx, kv, ns)
+		nodes, err := s.list(ctx, k.at(v), ns)
 		switch {
 		case err == nil:
 			for i := range nodes {
@@ -119,22 +120,22 @@ func (s Scanner) readScope(ctx context.Context, k kind, versions []string, ns st
 			return scopeRead{nodes: nodes, complete: true}, nil
 		case ctx.Err() != nil:
 			return scopeRead{}, fmt.Errorf("listing %s at %s: %w", k.held.ResourceOf(), v, err)
-		case !storeReadError(err):
-			return scopeRead{unread: failed[pref]}, nil
+		case !storeReadError(err) || truncated(err):
+			return incomplete, nil
 		}
 		failed[v] = CorruptObjects(k.held, k.namespaced, err)
-		enumerable = enumerable && conversionOnly(err)
 	}
-	if !enumerable {
-		return scopeRead{unread: failed[pref]}, nil
-	}
-	var all []decide.Held
-	for _, v := range append([]string{pref}, versions...) {
+	all := slices.Clone(failed[pref])
+	for _, v := range versions {
 		for _, h := range failed[v] {
 			if !slices.Contains(all, h) {
 				all = append(all, h)
 			}
 		}
+	}
+	total, counted, err := s.countScope(ctx, k, append([]string{pref}, versions...), ns)
+	if err != nil || !counted || total != len(all) {
+		return incomplete, err
 	}
 	out := scopeRead{complete: true}
 	for _, h := range all {
@@ -152,6 +153,42 @@ func (s Scanner) readScope(ctx context.Context, k kind, versions []string, ns st
 	return out, nil
 }
 
+// countScope counts the objects of k in namespace ns, as the first page of
+// one object of a LIST at one of versions says (the object and the
+// remainingItemCount after it): counted is false when no version reads the
+// first object there.
+func (s Scanner) countScope(ctx context.Context, k kind, versions []string, ns string) (int, bool, error) {
+	for _, v := range versions {
+		page := objects.MetadataList(k.at(v).gvk)()
+		opts := []client.ListOption{client.Limit(1)}
+		if ns != "" {
+			opts = append(opts, client.InNamespace(ns))
+		}
+		err := s.Reader.List(ctx, page, opts...)
+		switch {
+		case err == nil && page.Continue == "":
+			return len(page.Items), true, nil
+		case err == nil && page.RemainingItemCount != nil:
+			return len(page.Items) + int(*page.RemainingItemCount), true, nil
+		case err == nil:
+			return 0, false, nil
+		case ctx.Err() != nil:
+			return 0, false, fmt.Errorf("counting %s at %s: %w", k.held.ResourceOf(), v, err)
+		}
+	}
+	return 0, false, nil
+}
+
+// truncated reports whether a StorageReadError names fewer objects than
+// the API server could not read (it names at most a hundred).
+func truncated(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return true
+	}
+	return slices.ContainsFunc(status.Status().Details.Causes, func(c metav1.StatusCause) bool { return c.Type == metav1.CauseTypeTooMany })
+}
+
 // readByName reads h at the first version whose LIST did not name it;
 // found is false when it is gone, and the node nil when no version reads it.
 func (s Scanner) readByName(ctx context.Context, k kind, versions []string, failed map[string][]decide.Held, h decide.Held) (*decide.Node, bool, error) {
@@ -160,7 +197,7 @@ func (s Scanner) readByName(ctx context.Context, k kind, versions []string, fail
 			continue
 		}
 		o := &metav1.PartialObjectMetadata{}
-		o.SetGroupVersionKind(schema.GroupVersionKind{Group: k.gvk.Group, Version: v, Kind: k.gvk.Kind})
+		o.SetGroupVersionKind(k.at(v).gvk)
 		err := s.Reader.Get(ctx, client.ObjectKey{Namespace: h.Namespace, Name: h.Name}, o)
 		switch {
 		case err == nil:
@@ -173,21 +210,6 @@ func (s Scanner) readByName(ctx context.Context, k kind, versions []string, fail
 		}
 	}
 	return nil, true, nil
-}
-
-// conversionOnly reports whether every object a StorageReadError names
-// failed in a conversion webhook, and it names them all.
-func conversionOnly(err error) bool {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) || status.Status().Details == nil {
-		return false
-	}
-	for _, c := range status.Status().Details.Causes {
-		if c.Type == metav1.CauseTypeTooMany || !strings.Contains(c.Message, "conversion webhook for ") {
-			return false
-		}
-	}
-	return true
 }
 
 // otherVersions are the versions but k's at which the API server serves
@@ -230,4 +252,10 @@ func placesOf(hs []decide.Held) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// at is k at version v.
+func (k kind) at(v string) kind {
+	k.gvk.Version = v
+	return k
 }

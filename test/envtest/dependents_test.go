@@ -177,12 +177,15 @@ func closureSpecs() {
 		Expect(v.list(name)["v1/Secret"]).To(ConsistOf(a+"/w1-password", s.ns("b")+"/g1-creds"))
 
 		By("the garbage collector deleting the dependents, and keeping what has an owner that stays")
+		// An operand deleted before the collector maps its new kind (it
+		// rereads the kinds every 30 s) is looked up again with a growing
+		// backoff: its dependents may take longer than 30 s to go.
 		for _, gone := range []client.Object{secret, ofSecret, gRole, gSecret} {
-			Eventually(func(ctx context.Context) bool { return present(ctx, gone) }).WithContext(ctx).Should(BeFalse(), gone.GetName())
+			Eventually(func(ctx context.Context) bool { return present(ctx, gone) }).WithContext(ctx).WithTimeout(2*time.Minute).Should(BeFalse(), gone.GetName())
 		}
 		Eventually(func(ctx context.Context) bool {
 			return present(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: a, Name: "data"}})
-		}).WithContext(ctx).Should(BeFalse())
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(BeFalse())
 		for _, stays := range []client.Object{keeper, shared, x, y} {
 			Consistently(func(ctx context.Context) bool { return present(ctx, stays) }).WithContext(ctx).WithTimeout(time.Second).Should(BeTrue(), stays.GetName())
 		}

@@ -12,11 +12,15 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -25,6 +29,7 @@ import (
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
+	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -194,6 +199,28 @@ func downAPI(ctx context.Context, group, version string) {
 	}).WithContext(ctx).Should(HaveOccurred())
 }
 
+// backupPlanIdentity is planIdentity that may also do, in every namespace,
+// what the backup gate does in Velero's (velero.Rights): the identity a
+// plan foresees csv-cleaner's rights for, holding them all.
+func backupPlanIdentity(ctx context.Context, id string, groups ...string) types.NamespacedName {
+	GinkgoHelper()
+	sa := planIdentity(ctx, id, groups...)
+	role := &rbacv1.ClusterRole{}
+	for _, r := range velero.Rights {
+		role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{r.Group}, Resources: []string{r.Resource}, Verbs: []string{r.Verb}})
+	}
+	bindRole(ctx, "backup-identity-for-"+id, role, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name})
+	Eventually(func(g Gomega) {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:               serviceaccount.MakeUsername(sa.Namespace, sa.Name),
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Group: "velero.io", Resource: "backups", Verb: "create"},
+		}}
+		g.Expect(k8s.Create(ctx, sar)).To(Succeed())
+		g.Expect(sar.Status.Allowed).To(BeTrue(), "the authorizer has not seen the binding yet")
+	}).WithContext(ctx).Should(Succeed())
+	return sa
+}
+
 // unreadSpecs are the specs of a kind nobody can read elsewhere in the
 // cluster (docs/backup.md, "A kind nobody can read"): they run in the
 // backup gate's ordered container, after its first spec.
@@ -209,7 +236,7 @@ func unreadSpecs() {
 		s.waitFinalizer(ctx)
 		s.afterOperands()
 
-		out, code := runCLI(ctx, "plan", "-n", s.install.Namespace, s.install.CSVName, "-o", "json", "--service-account", planIdentity(ctx, s.id, s.crd(0).Group).String())
+		out, code := runCLI(ctx, "plan", "-n", s.install.Namespace, s.install.CSVName, "-o", "json", "--service-account", backupPlanIdentity(ctx, s.id, s.crd(0).Group).String())
 		Expect(code).To(Equal(5), out)
 		var dry cleanup.DryRun
 		Expect(json.Unmarshal([]byte(out), &dry)).To(Succeed())
@@ -283,7 +310,7 @@ func unreadSpecs() {
 		Expect(out).To(MatchRegexp(`(?m)^Delete\s+Widget\.unr-e\.example\.com\s+a-unr-e\s+w1\s+OwnedOperand$`))
 
 		By("planning under a backup: the uninstall that may destroy a collector is Blocked, the other not")
-		out, code = runCLI(ctx, "plan", "-n", a.install.Namespace, a.install.CSVName, "-o", "json", "--service-account", planIdentity(ctx, a.id, a.crd(0).Group).String())
+		out, code = runCLI(ctx, "plan", "-n", a.install.Namespace, a.install.CSVName, "-o", "json", "--service-account", backupPlanIdentity(ctx, a.id, a.crd(0).Group).String())
 		Expect(code).To(Equal(5), out)
 		var dry cleanup.DryRun
 		Expect(json.Unmarshal([]byte(out), &dry)).To(Succeed())
@@ -294,7 +321,8 @@ func unreadSpecs() {
 		Expect(dry.Dependents).To(ContainElement(And(HaveField("Namespace", a.ns("a")), HaveField("Name", "w1-collector"))))
 		planB, err := csvctl.PlanUninstall(ctx, k8s, b.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
-		Expect(cleanup.Foresee(ctx, k8s, disc, planB, nil)).To(Succeed())
+		saB := backupPlanIdentity(ctx, b.id, b.crd(0).Group)
+		Expect(cleanup.Foresee(ctx, k8s, disc, planB, &saB)).To(Succeed())
 		Expect(planB.Verdict).To(Equal(cleanup.VerdictUninstall), planB.Message)
 		Expect(planB.UnreadDependents).To(ConsistOf(And(HaveField("Concerns", false), HaveField("Stranded", 3),
 			HaveField("Message", ContainSubstring("read them at the version they are stored at, and none is owned by what the uninstall destroys")))))
