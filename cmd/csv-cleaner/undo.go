@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
 )
 
@@ -26,6 +28,8 @@ const (
 func newUndoCommand(stdout, stderr io.Writer) *cobra.Command {
 	var namespace, output, kubeconfig, veleroNamespace string
 	var withoutOperator bool
+	var only []string
+	var selector string
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "undo (--namespace NAMESPACE CSV | clusterextension NAME)",
@@ -40,15 +44,19 @@ the custom resources, what the garbage collector deleted with them
 their snapshots), never the old install's cluster RBAC and webhook
 configurations. It follows the Restore, then checks that every object
 came back and that every claim is bound to a volume made from its
-snapshot, and prints a table. Run again, it finds nothing missing and
-changes nothing.
+snapshot, links each restored object to its owners again (Velero strips
+ownerReferences), and prints a table. Run again, it finds nothing missing
+and changes nothing. --only and --selector restore some of the custom
+resources the uninstall deleted, with what they owned; run again without
+them, it brings back the rest.
 
 Exit codes: 0 everything is back; 1 the undo failed; 2 bad usage; 3 the
 operator is not installed again (nothing was restored); 4 something did
 not come back, or could not be checked (its kind could not be listed).`,
 		Example: `  csv-cleaner undo --namespace operators my-operator.v1.2.3
   csv-cleaner undo clusterextension my-extension
-  kubectl csv-cleaner undo -n operators my-operator.v1.2.3`,
+  kubectl csv-cleaner undo -n operators my-operator.v1.2.3
+  csv-cleaner undo -n operators my-operator.v1.2.3 --only Database/prod/db1`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			if output != "table" && output != "json" {
 				return usagef("unknown output format %q (table or json)", output)
@@ -64,7 +72,11 @@ not come back, or could not be checked (its kind could not be listed).`,
 			default:
 				owner = undo.Owner{Namespace: namespace, Name: args[0]}
 			}
-			return runUndo(kubeconfig, undo.Options{Owner: owner, VeleroNamespace: veleroNamespace, WithoutOperator: withoutOperator, Progress: stderr}, timeout, output, stdout)
+			sel, err := selectionOf(only, selector)
+			if err != nil {
+				return err
+			}
+			return runUndo(kubeconfig, undo.Options{Owner: owner, VeleroNamespace: veleroNamespace, WithoutOperator: withoutOperator, Selection: sel, Progress: stderr}, timeout, output, stdout)
 		},
 	}
 	fs := cmd.Flags()
@@ -73,6 +85,8 @@ not come back, or could not be checked (its kind could not be listed).`,
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig; defaults to $KUBECONFIG, the in-cluster config, then ~/.kube/config.")
 	fs.StringVar(&veleroNamespace, "velero-namespace", cleanupv1alpha1.DefaultVeleroNamespace, "Velero's namespace, where the Backups are looked for when the uninstall's record is gone.")
 	fs.BoolVar(&withoutOperator, "without-operator", false, "Restore the CRDs and objects even though the operator is not installed again (nobody then reconciles them).")
+	fs.StringArrayVar(&only, "only", nil, "Restore only this custom resource the uninstall deleted, KIND/NAMESPACE/NAME (KIND/NAME when cluster-scoped; KIND as Kind, Kind.group or plural.group), with what it owned; repeatable.")
+	fs.StringVar(&selector, "selector", "", "Restore only the custom resources the uninstall deleted whose labels matched this selector, with what they owned.")
 	fs.DurationVar(&timeout, "timeout", 30*time.Minute, "How long to follow the Restore; it goes on after, and undo run again follows it.")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -91,6 +105,9 @@ func runUndo(kubeconfig string, o undo.Options, timeout time.Duration, output st
 	if reinstall := (*undo.NotReinstalledError)(nil); errors.As(err, &reinstall) {
 		return exitError{code: exitNotReinstalled, err: err}
 	}
+	if sel := (*undo.SelectionError)(nil); errors.As(err, &sel) {
+		return usagef("%v", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -108,4 +125,24 @@ func runUndo(kubeconfig string, o undo.Options, timeout time.Duration, output st
 		return exitError{code: exitMissing, err: fmt.Errorf("%d of the %d objects the uninstall destroyed did not come back as they were, or could not be checked (see the table)", n, len(res.Rows))}
 	}
 	return nil
+}
+
+// selectionOf reads --only and --selector.
+func selectionOf(only []string, selector string) (decide.UndoSelection, error) {
+	var sel decide.UndoSelection
+	for _, o := range only {
+		name, err := decide.ParseObjectName(o)
+		if err != nil {
+			return sel, usagef("--only: %v", err)
+		}
+		sel.Only = append(sel.Only, name)
+	}
+	if selector != "" {
+		s, err := labels.Parse(selector)
+		if err != nil {
+			return sel, usagef("--selector: %v", err)
+		}
+		sel.Selector = s
+	}
+	return sel, nil
 }

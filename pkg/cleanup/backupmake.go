@@ -162,7 +162,7 @@ func (u *Uninstall) plannedUninstall(ctx context.Context) (*planned, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &planned{deletions: deletions, kinds: d.kinds}, nil
+	return &planned{deletions: deletions, kinds: d.kinds, origins: d.origins}, nil
 }
 
 // planned is the owner's plan to depth, as it is now. A plan that cannot

@@ -21,6 +21,8 @@ type backupPlans struct {
 type planned struct {
 	deletions []decide.Held
 	kinds     []decide.CRDScope
+	// origins are the instances among the deletions as they are.
+	origins []decide.Origin
 }
 
 func (b *backupPlans) keep(uid types.UID, p *planned) {

@@ -19,6 +19,8 @@ func (e *Engine) scanner() dependents.Scanner {
 
 // dependentsScan is what the gate read of an uninstall's dependents.
 type dependentsScan struct {
+	// nodes are every object read; found, the dependents among them.
+	nodes   []decide.Node
 	found   []decide.Node
 	volumes []decide.Volume
 	// unread are the kinds it could not read every object of, but those
@@ -58,7 +60,7 @@ func (e *Engine) scanDependents(ctx context.Context, v *cleanupv1alpha1.VeleroBa
 	if len(problems) > 0 {
 		return nil, decide.JoinProblems(problems)
 	}
-	return &dependentsScan{found: found, volumes: volumes, unread: scan.Unread}, nil
+	return &dependentsScan{nodes: scan.Nodes, found: found, volumes: volumes, unread: scan.Unread}, nil
 }
 
 // skipOf are the kinds a dependents scan leaves out: Events, and the kinds

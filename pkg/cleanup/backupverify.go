@@ -82,6 +82,36 @@ func (u *Uninstall) verifiedDestroyed(ctx context.Context, backup *velero.Backup
 			return nil, nil, problem
 		}
 		return &velero.Destroyed{Owner: u.title, OwnerKind: u.kind.Subject.Kind, OwnerNamespace: u.subject.GetNamespace(), OwnerName: u.subject.GetName(),
-			Backup: backup.Name, Verified: metav1.Now(), Deleted: deletions, Dependents: dependents2Held(dependents), Volumes: volumes}, unread, nil
+			Backup: backup.Name, Verified: metav1.Now(), Deleted: deletions, Dependents: dependents2Held(dependents), Volumes: volumes,
+			Origins: originsOf(p.origins, deletions, scan.nodes, dependents), Versions: decide.BackedUpVersions(held.list)}, unread, nil
 	}
+}
+
+// originsOf are the origins of what the uninstall destroys: the instances
+// it deletes as its plan read them, its other deletions as the scan read
+// them (an undo restores none of them, but what they owned names them), and
+// the dependents, but the kinds a controller makes again.
+func originsOf(instances []decide.Origin, deletions []decide.Held, nodes, dependents []decide.Node) []decide.Origin {
+	out := slices.Clone(instances)
+	have := make(map[decide.Held]bool, len(out))
+	for _, o := range out {
+		have[o.Object] = true
+	}
+	wanted := map[decide.Held]bool{}
+	for _, d := range deletions {
+		if !have[d] {
+			wanted[d] = true
+		}
+	}
+	for _, n := range nodes {
+		if wanted[n.Held] {
+			out = append(out, decide.OriginOf(n))
+		}
+	}
+	for _, n := range dependents {
+		if !decide.Regenerated(n.ResourceOf()) {
+			out = append(out, decide.OriginOf(n))
+		}
+	}
+	return out
 }

@@ -83,6 +83,9 @@ type DryRun struct {
 	// targets: the gate's Backup includes them (backupContent).
 	kinds   []decide.CRDScope
 	targets decide.NamespaceSet
+	// origins are the instances it deletes as they are (their UIDs and
+	// owners): what the backup gate keeps beside the Backup for the undo.
+	origins []decide.Origin
 }
 
 // PlanDepth is how far a plan reads.

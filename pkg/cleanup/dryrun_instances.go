@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dependents"
 )
 
 // Instances is what a plan's AddInstances decides: the instances of the
@@ -69,9 +71,9 @@ func (d *DryRun) AddInstances(ctx context.Context, g Gatherer, in Instances) (ma
 		if s.CRD == nil {
 			continue
 		}
-		items, kept, err := r.read(ctx, s)
+		items, kept, origins, err := r.read(ctx, s)
 		if err == nil {
-			d.Items = append(d.Items, items...)
+			d.Items, d.origins = append(d.Items, items...), append(d.origins, origins...)
 			keptKinds[s.Kind] = kept
 			continue
 		}
@@ -97,15 +99,23 @@ type kindReader struct {
 	unavailableRead bool
 }
 
-// read plans the instances of one kind at the scope's version; the items
-// are returned only when every page was read.
-func (r *kindReader) read(ctx context.Context, s *decide.CRDScope) (items []decide.Item, kept bool, _ error) {
+// read plans the instances of one kind at the scope's version, with the
+// origins of those it deletes; they are returned only when every page was
+// read.
+func (r *kindReader) read(ctx context.Context, s *decide.CRDScope) (items []decide.Item, kept bool, origins []decide.Origin, _ error) {
+	kind, group, _ := strings.Cut(s.Kind, ".")
 	err := r.g.PlanInstances(ctx, r.second, s, r.in.Decide, func(decided decide.OperandPlan) error {
 		items = append(items, decided.Items...)
 		kept = kept || len(decided.KeptRefs) > 0
+		for i := range decided.Delete {
+			held := decide.Held{Group: group, Kind: kind, Resource: s.GVR.Resource}
+			o := decide.OriginOf(dependents.NodeOf(held, &decided.Delete[i]))
+			o.Labels = decided.Delete[i].Labels
+			origins = append(origins, o)
+		}
 		return nil
 	})
-	return items, kept, err
+	return items, kept, origins, err
 }
 
 // operatorUnavailable reads once whether the operator is unavailable.
@@ -168,11 +178,11 @@ func (d *DryRun) unreadable(ctx context.Context, r *kindReader, i int, listErr e
 	for _, v := range decide.StoredVersions(*s) {
 		at := *s
 		at.GVR.Version = v
-		items, _, err := r.read(ctx, &at)
+		items, _, origins, err := r.read(ctx, &at)
 		if err != nil {
 			continue
 		}
-		d.Items = append(d.Items, items...)
+		d.Items, d.origins = append(d.Items, items...), append(d.origins, origins...)
 		if d.foresight != nil {
 			d.foresight.scopes[i].GVR.Version = v // the dry-run DELETE is sent where the objects can be read
 		}

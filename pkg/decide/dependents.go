@@ -23,12 +23,16 @@ type Node struct {
 	VolumeName string
 }
 
-// OwnerRef is one ownerReference: the owner's UID, group, kind and name.
+// OwnerRef is one ownerReference: the owner's UID, group, kind and name;
+// its API version and flags, which an undo writes again (Reference).
 type OwnerRef struct {
 	UID   types.UID
 	Group string
 	Kind  string
 	Name  string
+
+	APIVersion                     string
+	Controller, BlockOwnerDeletion *bool
 }
 
 // ClosureInput is what Dependents reads.

@@ -38,6 +38,9 @@
 //     (DecideVolume, VerifyVolumes);
 //   - unread.go: whether a kind nobody can read holds an uninstall
 //     (JudgeUnread);
+//   - relink.go, select.go and versions.go: the undo's owner links
+//     (Relink), the part of an uninstall it brings back (Select) and the
+//     kinds it cannot restore at the version the Backup holds (Unserved);
 //   - console.go: the console plugins an uninstalled CSV's annotation
 //     names and which of them to disable (ConsolePlugins, PluginsToDisable);
 //   - finalizers.go: the edits of a CSV's finalizer list (Finalizers);

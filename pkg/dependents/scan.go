@@ -206,7 +206,8 @@ func NodeOf(held decide.Held, o *metav1.PartialObjectMetadata) decide.Node {
 	n := decide.Node{Held: held, UID: o.UID, Terminating: o.DeletionTimestamp != nil}
 	for _, r := range o.OwnerReferences {
 		gv, _ := schema.ParseGroupVersion(r.APIVersion)
-		n.Owners = append(n.Owners, decide.OwnerRef{UID: r.UID, Group: gv.Group, Kind: r.Kind, Name: r.Name})
+		n.Owners = append(n.Owners, decide.OwnerRef{UID: r.UID, Group: gv.Group, Kind: r.Kind, Name: r.Name,
+			APIVersion: r.APIVersion, Controller: r.Controller, BlockOwnerDeletion: r.BlockOwnerDeletion})
 	}
 	return n
 }

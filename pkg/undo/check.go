@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,12 +38,18 @@ type Row struct {
 	// Problem says what is wrong with a restored object (a claim not bound
 	// to a volume made from its snapshot).
 	Problem string `json:"problem,omitempty"`
+	// Owners are the owners the undo linked it to again ("Kind
+	// namespace/name"); OwnersLeftOut, those of its original owners it left
+	// out, and why (decide.Relink).
+	Owners        []string `json:"owners,omitempty"`
+	OwnersLeftOut []string `json:"ownersLeftOut,omitempty"`
 }
 
-// inventory says which of some objects are there: a LIST of each of
-// their kinds (as metadata, every namespace), not a GET of each object.
+// inventory says which of some objects are there, with their metadata: a
+// LIST of each of their kinds (as metadata, every namespace), not a GET of
+// each object.
 type inventory struct {
-	there map[decide.Held]bool
+	there map[decide.Held]*metav1.PartialObjectMetadata
 	// unread are the kinds that could not be listed, with what the API server said.
 	unread map[schema.GroupKind]string
 	// claims are the PersistentVolumeClaims there, by namespace/name.
@@ -53,7 +61,7 @@ type inventory struct {
 // listed (its conversion webhook fails, the caller may not list it) is
 // unread, and so is each of its objects.
 func take(ctx context.Context, c client.Client, wanted []decide.Held) (*inventory, error) {
-	inv := &inventory{there: map[decide.Held]bool{}, unread: map[schema.GroupKind]string{}, claims: map[string]*corev1.PersistentVolumeClaim{}}
+	inv := &inventory{there: map[decide.Held]*metav1.PartialObjectMetadata{}, unread: map[schema.GroupKind]string{}, claims: map[string]*corev1.PersistentVolumeClaim{}}
 	unread := func(gk schema.GroupKind, err error) error {
 		if ctx.Err() != nil {
 			return err
@@ -76,26 +84,61 @@ func take(ctx context.Context, c client.Client, wanted []decide.Held) (*inventor
 			}
 			continue
 		}
-		m, err := c.RESTMapper().RESTMapping(gk)
-		if meta.IsNoMatchError(err) {
+		gvk, served, err := servedKind(ctx, c, h)
+		if err != nil {
+			return nil, err
+		}
+		if !served {
 			continue // its CRD is not served: none of it is there
 		}
-		if err != nil {
-			return nil, fmt.Errorf("finding the kind %s: %w", gk, err)
-		}
-		err = objects.ListPages(ctx, c, objects.MetadataList(m.GroupVersionKind), pageSize, func(l *metav1.PartialObjectMetadataList) error {
-			for _, o := range l.Items {
-				inv.there[decide.Held{Group: h.Group, Kind: h.Kind, Resource: m.Resource.Resource, Namespace: o.Namespace, Name: o.Name}] = true
+		err = objects.ListPages(ctx, c, objects.MetadataList(gvk), pageSize, func(l *metav1.PartialObjectMetadataList) error {
+			for i := range l.Items {
+				o := &l.Items[i]
+				o.SetGroupVersionKind(gvk)
+				inv.there[decide.Held{Group: h.Group, Kind: h.Kind, Resource: h.Resource, Namespace: o.Namespace, Name: o.Name}] = o
 			}
 			return nil
 		})
 		if err != nil {
-			if err := unread(gk, fmt.Errorf("listing %s: %w", m.Resource.GroupResource(), err)); err != nil {
+			if err := unread(gk, fmt.Errorf("listing %s.%s: %w", h.Resource, h.Group, err)); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return inv, nil
+}
+
+// servedKind is the kind of h at a version the API server serves now: a
+// custom resource's at its CRD's storage version (else its first served
+// one), read from the CRD rather than a mapper that may not have seen an
+// upgrade of it; Kubernetes' own kinds' as the mapper says. served is false
+// when the kind is not served at all.
+func servedKind(ctx context.Context, c client.Client, h decide.Held) (schema.GroupVersionKind, bool, error) {
+	gk := schema.GroupKind{Group: h.Group, Kind: h.Kind}
+	if builtIn(h.Group) {
+		m, err := c.RESTMapper().RESTMapping(gk)
+		switch {
+		case meta.IsNoMatchError(err):
+			return schema.GroupVersionKind{}, false, nil
+		case err != nil:
+			return schema.GroupVersionKind{}, false, fmt.Errorf("finding the kind %s: %w", gk, err)
+		}
+		return m.GroupVersionKind, true, nil
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	switch err := c.Get(ctx, client.ObjectKey{Name: h.Resource + "." + h.Group}, crd); {
+	case apierrors.IsNotFound(err):
+		return schema.GroupVersionKind{}, false, nil
+	case err != nil:
+		return schema.GroupVersionKind{}, false, fmt.Errorf("reading CRD %s.%s: %w", h.Resource, h.Group, err)
+	}
+	version := ""
+	for _, v := range crd.Spec.Versions {
+		if v.Served && (version == "" || v.Storage) {
+			version = v.Name
+		}
+	}
+	return gk.WithVersion(version), version != "", nil
 }
 
 // pageSize is how many objects a page of an inventory's LIST holds.
@@ -108,14 +151,16 @@ func (inv *inventory) takeClaims(ctx context.Context, c client.Client) error {
 			for i := range l.Items {
 				pvc := &l.Items[i]
 				inv.claims[pvc.Namespace+"/"+pvc.Name] = pvc
-				inv.there[decide.Held{Kind: "PersistentVolumeClaim", Resource: "persistentvolumeclaims", Namespace: pvc.Namespace, Name: pvc.Name}] = true
+				meta := &metav1.PartialObjectMetadata{ObjectMeta: pvc.ObjectMeta}
+				meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"))
+				inv.there[decide.Held{Kind: "PersistentVolumeClaim", Resource: "persistentvolumeclaims", Namespace: pvc.Namespace, Name: pvc.Name}] = meta
 			}
 			return nil
 		})
 }
 
 // has reports whether the object is there.
-func (inv *inventory) has(h decide.Held) bool { return inv.there[h] }
+func (inv *inventory) has(h decide.Held) bool { return inv.there[h] != nil }
 
 // unreadWhy says why whether the object is there is not known; "" when it is.
 func (inv *inventory) unreadWhy(h decide.Held) string {

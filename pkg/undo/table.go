@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -24,7 +25,7 @@ func Table(w io.Writer, r *Result) error {
 	} else {
 		printf("Restore:\t%s (%s)\n", r.Restore, cmp.Or(r.RestorePhase, "not ended"))
 	}
-	printf("\nKIND\tNAMESPACE\tNAME\tSTATE\tVOLUME\n")
+	printf("\nKIND\tNAMESPACE\tNAME\tSTATE\tVOLUME\tOWNERS\n")
 	counts := map[string]int{}
 	for _, row := range r.Rows {
 		state := row.State
@@ -32,7 +33,7 @@ func Table(w io.Writer, r *Result) error {
 			state += ": " + row.Problem
 		}
 		counts[row.State]++
-		printf("%s\t%s\t%s\t%s\t%s\n", row.Object.KindName(), cmp.Or(row.Object.Namespace, "-"), row.Object.Name, state, cmp.Or(row.Volume, "-"))
+		printf("%s\t%s\t%s\t%s\t%s\t%s\n", row.Object.KindName(), cmp.Or(row.Object.Namespace, "-"), row.Object.Name, state, cmp.Or(row.Volume, "-"), owners(row))
 	}
 	printf("\n%d restored, %d present already, %d missing", counts[StateRestored], counts[StatePresent], counts[StateMissing])
 	if counts[StateUnread] > 0 {
@@ -49,4 +50,17 @@ func Table(w io.Writer, r *Result) error {
 		return fmt.Errorf("writing the undo's table: %w", err)
 	}
 	return nil
+}
+
+// owners says what the undo did with a row's owners: "linked to Kind
+// ns/name", "left out Kind ns/name: why", or "-".
+func owners(row Row) string {
+	var parts []string
+	if len(row.Owners) > 0 {
+		parts = append(parts, "linked to "+strings.Join(row.Owners, ", "))
+	}
+	if len(row.OwnersLeftOut) > 0 {
+		parts = append(parts, "left out "+strings.Join(row.OwnersLeftOut, ", "))
+	}
+	return cmp.Or(strings.Join(parts, "; "), "-")
 }

@@ -25,11 +25,17 @@ type Options struct {
 	// WithoutOperator restores the CRDs and objects without the operator
 	// installed again.
 	WithoutOperator bool
+	// Selection narrows the undo to some custom resources and what they
+	// owned (decide.Select); empty, everything.
+	Selection decide.UndoSelection
 	// Progress, when set, receives a line each time the Restore moves on.
 	Progress io.Writer
 	// Poll, when set, is how often the Restore is read; else a fiftieth of
 	// its age so far, between 100 ms and 1 s (about 2 % added to its time).
 	Poll time.Duration
+	// Stalled, when set, is how long a Restore that does not move goes
+	// before Progress says so (again each time as long); else a minute.
+	Stalled time.Duration
 }
 
 // Result is what an undo did.
@@ -77,7 +83,10 @@ func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 			return res, err
 		}
 	}
-	wanted := restorable(f.destroyed, o.WithoutOperator)
+	wanted, err := selected(f.destroyed, o)
+	if err != nil {
+		return res, err
+	}
 	before, err := take(ctx, c, wanted)
 	if err != nil {
 		return res, err
@@ -93,6 +102,10 @@ func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 			row.State = StateMissing
 		}
 		res.Rows = append(res.Rows, row)
+	}
+	missing, err = restorableNow(ctx, c, f.destroyed, missing, res.Rows)
+	if err != nil {
+		return res, err
 	}
 	after := before
 	if len(missing) > 0 {
@@ -110,6 +123,10 @@ func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 			return res, err
 		}
 	}
+	links, err := linkOwners(ctx, c, f.destroyed, after, f.backup.Name)
+	if err != nil {
+		return res, err
+	}
 	snapshots := map[string]bool{}
 	for _, v := range f.destroyed.Volumes {
 		snapshots[v.Claim.Namespace+"/"+v.Claim.Name] = v.Snapshot
@@ -121,6 +138,9 @@ func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 			row.State, row.Problem = StateUnread, why+"; restored, but whether it came back is not known"
 		case row.State == StateMissing && after.has(row.Object):
 			row.State = StateRestored
+		}
+		if l, ok := links[row.Object]; ok {
+			row.Owners, row.OwnersLeftOut = l.Linked, l.LeftOut
 		}
 		if row.State != StateMissing && row.Object.Group == "" && row.Object.Kind == "PersistentVolumeClaim" {
 			key := row.Object.Namespace + "/" + row.Object.Name
@@ -159,6 +179,27 @@ func restorable(d *velero.Destroyed, withoutOperator bool) []decide.Held {
 	return out
 }
 
+// SelectionError says that a selection names nothing the uninstall
+// destroyed, or cannot be made: nothing was written.
+type SelectionError struct{ Err error }
+
+func (e *SelectionError) Error() string { return e.Err.Error() }
+func (e *SelectionError) Unwrap() error { return e.Err }
+
+// selected are the objects the undo restores: what restorable says, as
+// o.Selection narrows it.
+func selected(d *velero.Destroyed, o Options) ([]decide.Held, error) {
+	all := restorable(d, o.WithoutOperator)
+	if !o.Selection.Empty() && len(d.Origins) == 0 {
+		return nil, &SelectionError{fmt.Errorf("the uninstall's record beside Backup %s keeps no origins (it was made by an earlier csv-cleaner), so no part of it can be told from the rest: undo all of it", d.Backup)}
+	}
+	out, err := decide.Select(decide.SelectInput{Selection: o.Selection, Restorable: all, Deleted: d.Deleted, Origins: d.Origins})
+	if err != nil {
+		return nil, &SelectionError{err}
+	}
+	return out, nil
+}
+
 // restoreName names the Restore of missing from backup: the same for the
 // same objects, so that an undo interrupted and run again follows the
 // Restore it made rather than make a second; at most 63 characters, as
@@ -179,6 +220,8 @@ func restoreName(backup string, missing []decide.Held) string {
 // time it moves on.
 func follow(ctx context.Context, v velero.Client, name string, o Options) (*velero.Restore, error) {
 	began, last := time.Now(), ""
+	stalled := cmp.Or(o.Stalled, time.Minute)
+	moved, said := began, began
 	for {
 		poll := o.Poll
 		if poll <= 0 {
@@ -196,8 +239,16 @@ func follow(ctx context.Context, v velero.Client, name string, o Options) (*vele
 					line += ": " + strings.Join(append([]string{r.FailureReason}, r.ValidationErrors...), "; ")
 				}
 			}
-			if line != last && o.Progress != nil {
-				_, _ = fmt.Fprintln(o.Progress, line)
+			now := time.Now()
+			switch {
+			case line != last:
+				if o.Progress != nil {
+					_, _ = fmt.Fprintln(o.Progress, line)
+				}
+				moved, said = now, now
+			case now.Sub(said) >= stalled && o.Progress != nil:
+				_, _ = fmt.Fprintln(o.Progress, stallNote(v.Namespace, name, r, now.Sub(moved)))
+				said = now
 			}
 			last = line
 			if r.Ended() {
@@ -210,4 +261,15 @@ func follow(ctx context.Context, v velero.Client, name string, o Options) (*vele
 		case <-time.After(poll):
 		}
 	}
+}
+
+// stallNote says that a Restore has not moved for a while, and what Velero
+// is likely waiting on.
+func stallNote(namespace, name string, r *velero.Restore, still time.Duration) string {
+	what := fmt.Sprintf("it has restored %d of %d items; a claim's volume is made from its snapshot and looked at every 10 s", r.Restored, r.Total)
+	if r.Total == 0 {
+		what = "it has counted nothing to restore yet: Velero waits for its caches of the kinds it restores, and for good on a kind at a version the API server does not serve"
+	}
+	return fmt.Sprintf("Restore %s/%s: %s for %s with no change: %s; velero restore describe %s and velero restore logs %s say more",
+		namespace, name, cmp.Or(r.Phase, "New"), still.Round(time.Second), what, name, name)
 }

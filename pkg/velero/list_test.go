@@ -90,3 +90,22 @@ func TestListRequestName(t *testing.T) {
 		})
 	}
 }
+
+// TestSplit cuts a record into parts a ConfigMap holds, none empty but the
+// one of an empty record, and joined they are the record.
+func TestSplit(t *testing.T) {
+	for _, n := range []int{0, 1, 899, 900, 901, 2700} {
+		b := bytes.Repeat([]byte{'x'}, n)
+		parts := split(b, 900)
+		var joined []byte
+		for i, p := range parts {
+			if len(p) > 900 || len(p) == 0 && n > 0 || i < len(parts)-1 && len(p) != 900 {
+				t.Errorf("%d bytes: part %d has %d", n, i, len(p))
+			}
+			joined = append(joined, p...)
+		}
+		if !bytes.Equal(joined, b) || len(parts) != max(1, (n+899)/900) {
+			t.Errorf("%d bytes: %d parts, joined %d bytes", n, len(parts), len(joined))
+		}
+	}
+}

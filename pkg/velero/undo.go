@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,59 +42,115 @@ type Destroyed struct {
 	Deleted    []decide.Held   `json:"deleted"`
 	Dependents []decide.Held   `json:"dependents"`
 	Volumes    []decide.Volume `json:"volumes,omitempty"`
+	// Origins are the custom resources it deletes and the dependents as they
+	// were: their UIDs and ownerReferences, which the undo writes again
+	// (decide.Relink). A record written before they were kept has none.
+	Origins []decide.Origin `json:"origins,omitempty"`
+	// Versions are the versions the Backup holds each kind at (Kind.group),
+	// as its resource list says (decide.BackedUpVersions): the undo checks
+	// that they are served before it asks Velero to restore them.
+	Versions map[string]string `json:"versions,omitempty"`
 }
 
-// destroyedKey is the ConfigMap's key: gzipped JSON.
+// destroyedKey is the ConfigMap's key: gzipped JSON, or a part of it.
 const destroyedKey = "destroyed.json.gz"
 
+// destroyedPart is the most of the gzipped JSON one ConfigMap holds (a
+// ConfigMap holds 1 MiB at most); PartsAnnotation, on the first, says
+// how many ConfigMaps hold it.
+const (
+	destroyedPart   = 900 << 10
+	PartsAnnotation = "cleanup.csv-cleaner.io/parts"
+)
+
 // DestroyedName is the ConfigMap that keeps what the uninstall that
-// Backup gated destroys.
+// Backup gated destroys; the parts after the first of a large one are
+// DestroyedName-2, -3, ...
 func DestroyedName(backup string) string { return backup + "-destroyed" }
 
-// KeepDestroyed writes d beside the verified Backup b, owned by it; one
-// written already (by a pass whose reply was lost) is replaced.
+// partName is the ConfigMap of part i (from 1).
+func partName(backup string, i int) string {
+	if i == 1 {
+		return DestroyedName(backup)
+	}
+	return fmt.Sprintf("%s-%d", DestroyedName(backup), i)
+}
+
+// split cuts b into parts of at most size bytes (one, when it is empty).
+func split(b []byte, size int) [][]byte {
+	var out [][]byte
+	for len(b) > size {
+		out, b = append(out, b[:size]), b[size:]
+	}
+	return append(out, b)
+}
+
+// KeepDestroyed writes d beside the verified Backup b, owned by it, in as
+// many ConfigMaps as it takes, the first last: a reader finds the parts it
+// names; one written already (by a pass whose reply was lost) is replaced.
 func (c Client) KeepDestroyed(ctx context.Context, b *Backup, owner Owner, d *Destroyed) error {
 	var buf bytes.Buffer
 	z := gzip.NewWriter(&buf)
 	if err := errors.Join(json.NewEncoder(z).Encode(d), z.Close()); err != nil {
 		return fmt.Errorf("writing what the uninstall destroys: %w", err)
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: DestroyedName(b.Name),
-		Labels: owner.labels(), Annotations: owner.annotations(),
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: backupKind.GroupVersion().String(), Kind: backupKind.Kind, Name: b.Name, UID: b.UID}}},
-		BinaryData: map[string][]byte{destroyedKey: buf.Bytes()}}
+	parts := split(buf.Bytes(), destroyedPart)
+	for i := len(parts); i >= 1; i-- {
+		annotations := owner.annotations()
+		if i == 1 && len(parts) > 1 {
+			annotations[PartsAnnotation] = strconv.Itoa(len(parts))
+		}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: partName(b.Name, i),
+			Labels: owner.labels(), Annotations: annotations,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: backupKind.GroupVersion().String(), Kind: backupKind.Kind, Name: b.Name, UID: b.UID}}},
+			BinaryData: map[string][]byte{destroyedKey: parts[i-1]}}
+		if err := c.put(ctx, cm); err != nil {
+			return fmt.Errorf("keeping what the uninstall destroys in ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+		}
+	}
+	return nil
+}
+
+// put creates cm, or replaces the one there.
+func (c Client) put(ctx context.Context, cm *corev1.ConfigMap) error {
 	err := c.Writer.Create(ctx, cm)
 	if apierrors.IsAlreadyExists(err) {
 		old := &corev1.ConfigMap{}
 		if err := c.Live.Get(ctx, client.ObjectKeyFromObject(cm), old); err != nil {
-			return fmt.Errorf("reading ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+			return fmt.Errorf("reading it: %w", err)
 		}
 		cm.ResourceVersion = old.ResourceVersion
 		err = c.Writer.Update(ctx, cm)
 	}
-	if err != nil {
-		return fmt.Errorf("keeping what the uninstall destroys in ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
-	}
-	return nil
+	return err
 }
 
 // ReadDestroyed reads what the uninstall the Backup gated destroyed; nil
 // when nothing was kept (the Backup was never verified).
 func (c Client) ReadDestroyed(ctx context.Context, backup string) (*Destroyed, error) {
-	cm := &corev1.ConfigMap{}
-	switch err := c.Live.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: DestroyedName(backup)}, cm); {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", c.Namespace, DestroyedName(backup), err)
+	var gz []byte
+	for i, n := 1, 1; i <= n; i++ {
+		cm := &corev1.ConfigMap{}
+		switch err := c.Live.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: partName(backup, i)}, cm); {
+		case apierrors.IsNotFound(err) && i == 1:
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", c.Namespace, partName(backup, i), err)
+		}
+		if i == 1 {
+			if parts, err := strconv.Atoi(cm.Annotations[PartsAnnotation]); err == nil && parts > 1 {
+				n = parts
+			}
+		}
+		gz = append(gz, cm.BinaryData[destroyedKey]...)
 	}
-	z, err := gzip.NewReader(bytes.NewReader(cm.BinaryData[destroyedKey]))
+	z, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {
-		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", c.Namespace, DestroyedName(backup), err)
 	}
 	d := &Destroyed{}
 	if err := json.NewDecoder(io.LimitReader(z, maxResourceList)).Decode(d); err != nil {
-		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", c.Namespace, DestroyedName(backup), err)
 	}
 	return d, nil
 }

@@ -202,6 +202,37 @@ var _ = Describe("An undoable uninstall, with real Velero", func() {
 		Expect(code).To(BeZero(), out)
 		Expect(out).To(And(ContainSubstring("nothing the uninstall destroyed is missing"), ContainSubstring("0 restored, 8 present already, 0 missing")))
 		Expect(restores(ctx, st.Name)).To(Equal(n))
+
+		By("the restored Secrets, ConfigMaps and claims belonging to the restored widgets again, as they did")
+		for key := range specs {
+			ns, name, _ := strings.Cut(key, "/")
+			u := fixtures.Operand(in.crd(), ns, name)
+			Expect(kc.Client.Get(ctx, client.ObjectKeyFromObject(u), u)).To(Succeed())
+			secretKey, configKey, claimKey := dependentKeys(ns, name)
+			for kind, k := range map[string]client.ObjectKey{"Secret": secretKey, "ConfigMap": configKey, "PersistentVolumeClaim": claimKey} {
+				o := &metav1.PartialObjectMetadata{}
+				o.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind))
+				Expect(kc.Client.Get(ctx, k, o)).To(Succeed())
+				Expect(o.OwnerReferences).To(ConsistOf(And(HaveField("UID", u.GetUID()), HaveField("Kind", "Widget"),
+					HaveField("Controller", HaveValue(BeTrue())), HaveField("BlockOwnerDeletion", HaveValue(BeTrue())))), "%s %s is the restored widget's again", kind, k)
+			}
+		}
+
+		By("uninstalling the restored install: the second uninstall backs up and deletes exactly what the first did")
+		in.uninstall(ctx)
+		in.waitCSVGone(ctx)
+		Eventually(func(ctx context.Context) []string { return in.remaining(ctx) }).WithContext(ctx).
+			Should(ConsistOf("CRD "+in.crd().Name()), in.describe(ctx))
+		for key := range specs {
+			ns, name, _ := strings.Cut(key, "/")
+			Eventually(func(ctx context.Context) bool { return dependentsGone(ctx, ns, name) }).WithContext(ctx).Should(BeTrue(), "the garbage collector deletes the restored dependents of %s", key)
+		}
+		again, err := in.record(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(again.Status.Backup).To(HaveValue(And(HaveField("Verified", true), HaveField("Name", Not(Equal(st.Name))),
+			HaveField("Planned", st.Planned), HaveField("Dependents", st.Dependents), HaveField("Volumes", st.Volumes))))
+		AddReportEntry("The second uninstall", fmt.Sprintf("Backup %s: %d planned deletions, %d dependents, %d volumes (the first: %d, %d, %d)",
+			again.Status.Backup.Name, again.Status.Backup.Planned, again.Status.Backup.Dependents, again.Status.Backup.Volumes, st.Planned, st.Dependents, st.Volumes))
 	})
 
 	It("blocks, deleting nothing, while Velero's storage is down, and goes on by itself once it is back: no manual step", func(ctx SpecContext) {

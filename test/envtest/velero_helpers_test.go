@@ -69,6 +69,10 @@ type fakeVelero struct {
 	// (succeeded, failed; "" takes none).
 	snapshots string
 	lists     map[string]map[string][]string
+	// copies are the objects each Backup took, whole, by resource (plural.group), namespace and name.
+	copies map[string]map[string]*unstructured.Unstructured
+	// restoreOutcome is the phase a Restore ends in; "" holds it InProgress.
+	restoreOutcome string
 }
 
 // startFakeVelero installs Velero's CRDs unless they are, and starts it in
@@ -77,7 +81,8 @@ type fakeVelero struct {
 func startFakeVelero(ctx context.Context, namespace, location string) *fakeVelero {
 	GinkgoHelper()
 	installVeleroCRDs()
-	v := &fakeVelero{namespace: namespace, outcome: "Completed", snapshots: "succeeded", lists: map[string]map[string][]string{}}
+	v := &fakeVelero{namespace: namespace, outcome: "Completed", snapshots: "succeeded", lists: map[string]map[string][]string{},
+		copies: map[string]map[string]*unstructured.Unstructured{}, restoreOutcome: "Completed"}
 	v.server = httptest.NewServer(http.HandlerFunc(v.serveList))
 	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, fixtures.Namespace(namespace)))).To(Succeed())
 	bsl := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
@@ -171,15 +176,16 @@ func (v *fakeVelero) pass(ctx context.Context) {
 			}
 			continue
 		}
-		list, items := v.take(ctx, b, leaveOut)
+		list, items, copies := v.take(ctx, b, leaveOut)
 		v.mu.Lock()
-		v.lists[b.GetName()] = list
+		v.lists[b.GetName()], v.copies[b.GetName()] = list, copies
 		v.mu.Unlock()
 		_ = unstructured.SetNestedField(b.Object, outcome, "status", "phase")
 		_ = unstructured.SetNestedField(b.Object, int64(items), "status", "progress", "itemsBackedUp")
 		_ = unstructured.SetNestedField(b.Object, int64(items), "status", "progress", "totalItems")
 		_ = k8s.Update(ctx, b)
 	}
+	v.restores(ctx)
 	requests := &unstructured.UnstructuredList{}
 	requests.SetGroupVersionKind(downloadRequestGVK.GroupVersion().WithKind("DownloadRequestList"))
 	if err := k8s.List(ctx, requests, client.InNamespace(v.namespace)); err != nil {
@@ -236,22 +242,29 @@ func takes(filters []veleroFilter, resource, name string) bool {
 // included namespaces, as its namespace's entry (exact, else *) filters
 // it; every included cluster-scoped one, by the names its filter lists;
 // and the CRD of each custom resource it holds.
-func (v *fakeVelero) take(ctx context.Context, b *unstructured.Unstructured, leaveOut string) (map[string][]string, int) {
+func (v *fakeVelero) take(ctx context.Context, b *unstructured.Unstructured, leaveOut string) (map[string][]string, int, map[string]*unstructured.Unstructured) {
 	namespaces, _, _ := unstructured.NestedStringSlice(b.Object, "spec", "includedNamespaces")
 	policyName, _, _ := unstructured.NestedString(b.Object, "spec", "resourcePolicy", "name")
 	var p veleroPolicy
 	cm := &corev1.ConfigMap{}
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: v.namespace, Name: policyName}, cm); err != nil {
-		return nil, 0
+		return nil, 0, nil
 	}
 	if err := yaml.Unmarshal([]byte(cm.Data["policy"]), &p); err != nil {
-		return nil, 0
+		return nil, 0, nil
 	}
-	list, items := map[string][]string{}, 0
+	list, items, copies := map[string][]string{}, 0, map[string]*unstructured.Unstructured{}
 	add := func(key, object string) {
 		if object != leaveOut && !slices.Contains(list[key], object) {
 			list[key] = append(list[key], object)
 			items++
+		}
+	}
+	keep := func(gvk schema.GroupVersionKind, r string, o metav1.PartialObjectMetadata) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		if k8s.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.Name}, u) == nil {
+			copies[r+"/"+o.Namespace+"/"+o.Name] = u
 		}
 	}
 	entry := func(ns string) []veleroFilter {
@@ -285,10 +298,12 @@ func (v *fakeVelero) take(ctx context.Context, b *unstructured.Unstructured, lea
 					(!slices.ContainsFunc(p.ClusterScopedFilterPolicy.ResourceFilters, func(f veleroFilter) bool { return slices.Contains(f.Kinds, r) }) ||
 						takes(p.ClusterScopedFilterPolicy.ResourceFilters, r, o.Name)) {
 					add(key, o.Name)
+					keep(gvk, r, o)
 				}
 			case !slices.Contains(namespaces, "*") && !slices.Contains(namespaces, o.Namespace):
 			case takes(entry(o.Namespace), r, o.Name) || entry(o.Namespace) == nil && slices.Contains(p.IncludeExcludePolicy.IncludedNamespaceScopedResources, r):
 				add(key, o.Namespace+"/"+o.Name)
+				keep(gvk, r, o)
 				crds := "customresourcedefinitions.apiextensions.k8s.io"
 				named := slices.ContainsFunc(p.ClusterScopedFilterPolicy.ResourceFilters, func(f veleroFilter) bool { return slices.Contains(f.Kinds, crds) })
 				if group != "" && !strings.HasSuffix(group, ".k8s.io") && (!named || takes(p.ClusterScopedFilterPolicy.ResourceFilters, crds, r)) {
@@ -297,7 +312,101 @@ func (v *fakeVelero) take(ctx context.Context, b *unstructured.Unstructured, lea
 			}
 		}
 	}
-	return list, items
+	return list, items, copies
+}
+
+// restoreGVK is Velero's Restore.
+var restoreGVK = schema.GroupVersionKind{Group: "velero.io", Version: "v1", Kind: "Restore"}
+
+// endRestoresIn makes the Restores end in phase from now on ("" holds them InProgress).
+func (v *fakeVelero) endRestoresIn(phase string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.restoreOutcome = phase
+}
+
+// restores moves each new Restore on: it creates every object its resource
+// policy names from the Backup's copy, as Velero does (without its UID,
+// resourceVersion and ownerReferences, with Velero's two labels; one there
+// already is left as it is), and ends it as restoreOutcome says.
+func (v *fakeVelero) restores(ctx context.Context) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(restoreGVK.GroupVersion().WithKind("RestoreList"))
+	if err := k8s.List(ctx, list, client.InNamespace(v.namespace)); err != nil {
+		return
+	}
+	v.mu.Lock()
+	outcome := v.restoreOutcome
+	v.mu.Unlock()
+	for i := range list.Items {
+		r := &list.Items[i]
+		if phase, _, _ := unstructured.NestedString(r.Object, "status", "phase"); phase != "" && phase != "InProgress" || outcome == "" {
+			if phase == "" {
+				_ = unstructured.SetNestedField(r.Object, "InProgress", "status", "phase")
+				_ = k8s.Update(ctx, r)
+			}
+			continue
+		}
+		backup, _, _ := unstructured.NestedString(r.Object, "spec", "backupName")
+		policyName, _, _ := unstructured.NestedString(r.Object, "spec", "resourcePolicy", "name")
+		cm := &corev1.ConfigMap{}
+		var p veleroPolicy
+		if k8s.Get(ctx, client.ObjectKey{Namespace: v.namespace, Name: policyName}, cm) != nil || yaml.Unmarshal([]byte(cm.Data["policy"]), &p) != nil {
+			continue
+		}
+		v.mu.Lock()
+		copies := v.copies[backup]
+		v.mu.Unlock()
+		restored := int64(0)
+		put := func(key string) {
+			c, ok := copies[key]
+			if !ok {
+				return
+			}
+			u := &unstructured.Unstructured{Object: map[string]any{}}
+			for k, val := range c.Object {
+				if k != "status" && k != "metadata" {
+					u.Object[k] = val
+				}
+			}
+			u.SetAPIVersion(c.GetAPIVersion())
+			u.SetKind(c.GetKind())
+			u.SetNamespace(c.GetNamespace())
+			u.SetName(c.GetName())
+			u.SetAnnotations(c.GetAnnotations())
+			labels := c.GetLabels()
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels["velero.io/backup-name"], labels["velero.io/restore-name"] = backup, r.GetName()
+			u.SetLabels(labels)
+			if err := k8s.Create(ctx, u); err == nil {
+				restored++
+			}
+		}
+		for _, e := range p.NamespacedFilterPolicies {
+			for _, ns := range e.Namespaces {
+				for _, f := range e.ResourceFilters {
+					for _, kind := range f.Kinds {
+						for _, name := range f.Names {
+							put(kind + "/" + ns + "/" + name)
+						}
+					}
+				}
+			}
+		}
+		for _, f := range p.ClusterScopedFilterPolicy.ResourceFilters {
+			for _, kind := range f.Kinds {
+				for _, name := range f.Names {
+					put(kind + "//" + name)
+				}
+			}
+		}
+		_ = unstructured.SetNestedField(r.Object, outcome, "status", "phase")
+		_ = unstructured.SetNestedField(r.Object, restored, "status", "progress", "itemsRestored")
+		_ = unstructured.SetNestedField(r.Object, restored, "status", "progress", "totalItems")
+		_ = k8s.Update(ctx, r)
+	}
 }
 
 // serveList serves a Backup's resource list, or its volumes' information

@@ -1,0 +1,211 @@
+package decide
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Origin is one object an uninstall destroyed as it was when its Backup was
+// verified: its UID then, and its ownerReferences, which a restore strips
+// and an undo writes again (Relink).
+type Origin struct {
+	Object Held      `json:"object"`
+	UID    types.UID `json:"uid"`
+	// Owners are its metadata.ownerReferences, as they were.
+	Owners []metav1.OwnerReference `json:"owners,omitempty"`
+	// Labels are a custom resource's labels, as they were: what an undo's
+	// --selector picks its operands by.
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// OriginOf is n as an Origin.
+func OriginOf(n Node) Origin {
+	o := Origin{Object: n.Held, UID: n.UID}
+	for _, r := range n.Owners {
+		o.Owners = append(o.Owners, r.Reference())
+	}
+	return o
+}
+
+// Reference is the ownerReference r was read from.
+func (r OwnerRef) Reference() metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: r.UID, Controller: r.Controller, BlockOwnerDeletion: r.BlockOwnerDeletion}
+}
+
+// Live is an object as an undo finds it now.
+type Live struct {
+	UID types.UID
+	// APIVersion is one the API server serves it at now: a reference to it
+	// names that one, the version it had may be served no more.
+	APIVersion string
+	// Owners are its ownerReferences now.
+	Owners []metav1.OwnerReference
+}
+
+// RelinkInput is what Relink reads.
+type RelinkInput struct {
+	// Origins are what the uninstall destroyed, as it was.
+	Origins []Origin
+	// Relink are the objects whose owners are written again: those the
+	// undo's Restore brought back (Velero stripped their ownerReferences).
+	Relink []Held
+	// Now are the objects of Origins there now, by object.
+	Now map[Held]Live
+	// Present says whether an owner that the uninstall did not destroy is
+	// there still, with the UID the reference names: the undo looks each
+	// one up (OwnersToLookUp).
+	Present func(owner metav1.OwnerReference, namespace string) bool
+}
+
+// Link is the ownerReferences an undo writes on one restored object: its
+// references as they were, each restored owner's with its new UID, each
+// owner that was never destroyed and is there still as it was, and those
+// it leaves out with why.
+type Link struct {
+	Object Held
+	// Owners are the object's ownerReferences to write: those it has now,
+	// then the ones linked again.
+	Owners []metav1.OwnerReference
+	// Linked name the owners linked again ("Kind namespace/name"); LeftOut,
+	// each owner left out and why.
+	Linked, LeftOut []string
+}
+
+// Relink decides the ownerReferences an undo writes again on the objects
+// it restored (docs/backup.md, "Owners linked again"): a reference to an
+// object the uninstall destroyed names it by its UID now, the restored
+// owner's, at a version served now; a reference to an owner the uninstall
+// did not destroy stays as it was while that owner is there; any other is
+// left out, and said: a reference whose UID does not exist would make the
+// garbage collector delete the object. controller and blockOwnerDeletion stay as they were.
+// The links come owners first, then their dependents (chains followed),
+// and only where something is to be written.
+func Relink(in RelinkInput) []Link {
+	byUID := make(map[types.UID]Origin, len(in.Origins))
+	byObject := make(map[Held]Origin, len(in.Origins))
+	for _, o := range in.Origins {
+		byUID[o.UID] = o
+		byObject[o.Object] = o
+	}
+	var out []Link
+	for _, h := range ownersFirst(in.Relink, byObject, byUID) {
+		origin, ok := byObject[h]
+		now, there := in.Now[h]
+		if !ok || !there || len(origin.Owners) == 0 {
+			continue
+		}
+		l := Link{Object: h, Owners: slices.Clone(now.Owners)}
+		for _, ref := range origin.Owners {
+			name := ownerName(ref, h.Namespace)
+			target := ref
+			if owner, destroyed := byUID[ref.UID]; destroyed {
+				name = owner.Object.KindName() + " " + owner.Object.path()
+				live, back := in.Now[owner.Object]
+				if !back {
+					l.LeftOut = append(l.LeftOut, name+": not restored")
+					continue
+				}
+				target.UID, target.APIVersion = live.UID, cmp.Or(live.APIVersion, ref.APIVersion)
+			} else if !in.Present(ref, h.Namespace) {
+				l.LeftOut = append(l.LeftOut, name+": gone")
+				continue
+			}
+			if slices.ContainsFunc(l.Owners, func(r metav1.OwnerReference) bool { return r.UID == target.UID }) {
+				continue // there already (the operator adopted it)
+			}
+			if isController(target) && slices.ContainsFunc(l.Owners, isController) {
+				l.LeftOut = append(l.LeftOut, name+": another controller owns it now")
+				continue // an object has one controller at most
+			}
+			l.Owners = append(l.Owners, target)
+			l.Linked = append(l.Linked, name)
+		}
+		if len(l.Linked) > 0 || len(l.LeftOut) > 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// OwnersToLookUp are the owners that Relink asks Present about: those the
+// uninstall did not destroy, of the objects it relinks.
+func OwnersToLookUp(origins []Origin, relink []Held) []OwnerLookup {
+	destroyed := make(map[types.UID]bool, len(origins))
+	byObject := make(map[Held]Origin, len(origins))
+	for _, o := range origins {
+		destroyed[o.UID] = true
+		byObject[o.Object] = o
+	}
+	var out []OwnerLookup
+	for _, h := range relink {
+		for _, ref := range byObject[h].Owners {
+			l := OwnerLookup{Ref: ref, Namespace: h.Namespace}
+			if !destroyed[ref.UID] && !slices.Contains(out, l) {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+// OwnerLookup is an owner an undo looks up: the reference, read in the
+// namespace of the object that holds it (a namespaced owner is there, a
+// cluster-scoped one anywhere).
+type OwnerLookup struct {
+	Ref       metav1.OwnerReference
+	Namespace string
+}
+
+// ownersFirst orders objects so that each comes after those of them that
+// own it, transitively (a claim after the StatefulSet after the custom
+// resource that owns it); otherwise by kind, namespace and name.
+func ownersFirst(objs []Held, byObject map[Held]Origin, byUID map[types.UID]Origin) []Held {
+	in := make(map[Held]bool, len(objs))
+	for _, h := range objs {
+		in[h] = true
+	}
+	depth := map[Held]int{}
+	var depthOf func(h Held, seen map[Held]bool) int
+	depthOf = func(h Held, seen map[Held]bool) int {
+		if d, ok := depth[h]; ok {
+			return d
+		}
+		if seen[h] {
+			return 0 // objects that own each other: no order between them
+		}
+		seen[h] = true
+		d := 0
+		for _, ref := range byObject[h].Owners {
+			if owner, ok := byUID[ref.UID]; ok && in[owner.Object] {
+				d = max(d, depthOf(owner.Object, seen)+1)
+			}
+		}
+		depth[h] = d
+		return d
+	}
+	out := slices.Clone(objs)
+	for _, h := range out {
+		depthOf(h, map[Held]bool{})
+	}
+	slices.SortStableFunc(out, func(a, b Held) int {
+		return cmp.Or(cmp.Compare(depth[a], depth[b]), strings.Compare(a.ResourceOf()+"/"+a.path(), b.ResourceOf()+"/"+b.path()))
+	})
+	return out
+}
+
+// ownerName names an owner for a person: Kind namespace/name, or Kind name
+// for a cluster-scoped one (as far as the reference tells, the object's
+// namespace).
+func ownerName(ref metav1.OwnerReference, ns string) string {
+	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+	h := Held{Group: gv.Group, Kind: ref.Kind, Namespace: ns, Name: ref.Name}
+	return fmt.Sprintf("%s %s", h.KindName(), h.path())
+}
+
+func isController(r metav1.OwnerReference) bool { return r.Controller != nil && *r.Controller }

@@ -1,0 +1,129 @@
+package undo
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
+)
+
+// BackupNameLabel is the label Velero puts on what it restores: the
+// Backup's name.
+const BackupNameLabel = "velero.io/backup-name"
+
+// linkOwners writes again the ownerReferences of what was restored from the
+// Backup (decide.Relink): the objects inv holds that carry its name and
+// whose originals had owners, those of this undo's Restore and those of an
+// earlier one interrupted before it linked them. It returns the link of
+// each object it wrote or left owners out of.
+func linkOwners(ctx context.Context, c client.Client, d *velero.Destroyed, inv *inventory, backup string) (map[decide.Held]decide.Link, error) {
+	now := make(map[decide.Held]decide.Live, len(d.Origins))
+	var relink []decide.Held
+	for _, o := range d.Origins {
+		m := inv.there[o.Object]
+		if m == nil {
+			continue
+		}
+		now[o.Object] = decide.Live{UID: m.UID, APIVersion: m.APIVersion, Owners: m.OwnerReferences}
+		if len(o.Owners) > 0 && m.Labels[BackupNameLabel] == backup {
+			relink = append(relink, o.Object)
+		}
+	}
+	present := map[string]bool{}
+	for _, l := range decide.OwnersToLookUp(d.Origins, relink) {
+		there, err := ownerThere(ctx, c, l)
+		if err != nil {
+			return nil, err
+		}
+		present[lookupKey(l.Ref, l.Namespace)] = there
+	}
+	in := decide.RelinkInput{Origins: d.Origins, Relink: relink, Now: now,
+		Present: func(r metav1.OwnerReference, ns string) bool { return present[lookupKey(r, ns)] }}
+	out := map[decide.Held]decide.Link{}
+	for _, l := range decide.Relink(in) {
+		if len(l.Linked) > 0 {
+			written, err := writeOwners(ctx, c, in, l.Object, inv.there[l.Object])
+			if err != nil {
+				return out, err
+			}
+			l = written
+		}
+		out[l.Object] = l
+	}
+	return out, nil
+}
+
+// writeOwners patches the ownerReferences of h (its metadata m) to what
+// its link says, guarded by its resourceVersion; a conflict reads it again
+// and decides again from what it has then.
+func writeOwners(ctx context.Context, c client.Client, in decide.RelinkInput, h decide.Held, m *metav1.PartialObjectMetadata) (decide.Link, error) {
+	l := decide.Link{Object: h}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		in.Now[h] = decide.Live{UID: m.UID, APIVersion: m.APIVersion, Owners: m.OwnerReferences}
+		in.Relink = []decide.Held{h}
+		links := decide.Relink(in)
+		if len(links) == 0 || len(links[0].Linked) == 0 {
+			l = decide.Link{Object: h} // linked meanwhile
+			return nil
+		}
+		l = links[0]
+		patched := m.DeepCopy()
+		patched.OwnerReferences = l.Owners
+		err := c.Patch(ctx, patched, client.MergeFromWithOptions(m, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsConflict(err) {
+			fresh := m.DeepCopy()
+			if err := c.Get(ctx, client.ObjectKeyFromObject(m), fresh); err != nil {
+				return fmt.Errorf("reading %s again: %w", h, err)
+			}
+			m = fresh
+		}
+		return err
+	})
+	if err != nil {
+		return l, fmt.Errorf("writing the owners of %s: %w", h, err)
+	}
+	return l, nil
+}
+
+// ownerThere reports whether the owner an ownerReference names is there,
+// with its UID: in namespace ns when its kind is namespaced. A kind no
+// longer served has none.
+func ownerThere(ctx context.Context, c client.Client, l decide.OwnerLookup) (bool, error) {
+	gv, err := schema.ParseGroupVersion(l.Ref.APIVersion)
+	if err != nil {
+		return false, nil
+	}
+	m, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: gv.Group, Kind: l.Ref.Kind}, gv.Version)
+	if meta.IsNoMatchError(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("finding the kind of owner %s %s: %w", l.Ref.Kind, l.Ref.Name, err)
+	}
+	key := client.ObjectKey{Name: l.Ref.Name}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		key.Namespace = l.Namespace
+	}
+	o := &metav1.PartialObjectMetadata{}
+	o.SetGroupVersionKind(m.GroupVersionKind)
+	switch err := c.Get(ctx, key, o); {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading owner %s %s: %w", l.Ref.Kind, key, err)
+	}
+	return o.UID == l.Ref.UID, nil
+}
+
+// lookupKey keys an owner looked up in namespace ns.
+func lookupKey(r metav1.OwnerReference, ns string) string {
+	return r.APIVersion + "/" + r.Kind + "/" + ns + "/" + r.Name + "/" + string(r.UID)
+}
