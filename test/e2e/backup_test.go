@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	csvvelero "github.com/csv-cleaner/csv-cleaner/pkg/velero"
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -233,6 +234,13 @@ var _ = Describe("An undoable uninstall, with real Velero", func() {
 			HaveField("Planned", st.Planned), HaveField("Dependents", st.Dependents), HaveField("Volumes", st.Volumes))))
 		AddReportEntry("The second uninstall", fmt.Sprintf("Backup %s: %d planned deletions, %d dependents, %d volumes (the first: %d, %d, %d)",
 			again.Status.Backup.Name, again.Status.Backup.Planned, again.Status.Backup.Dependents, again.Status.Backup.Volumes, st.Planned, st.Dependents, st.Volumes))
+		kept := csvvelero.Client{Live: kc.Client, Namespace: cluster.VeleroNamespace}
+		first, err := kept.ReadDestroyed(ctx, st.Name)
+		Expect(err).NotTo(HaveOccurred())
+		second, err := kept.ReadDestroyed(ctx, again.Status.Backup.Name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(second.Deleted).To(ConsistOf(first.Deleted), "the same kinds and names deleted")
+		Expect(second.Dependents).To(ConsistOf(first.Dependents), "the same dependents")
 	})
 
 	It("blocks, deleting nothing, while Velero's storage is down, and goes on by itself once it is back: no manual step", func(ctx SpecContext) {
