@@ -87,7 +87,7 @@ func Select(in SelectInput) ([]Held, error) {
 	kinds := map[string]bool{}
 	matched := make([]bool, len(in.Selection.Only))
 	for _, h := range in.Deleted {
-		if h.Kind == "CustomResourceDefinition" || builtInGroup(h.Group) {
+		if h.Kind == "CustomResourceDefinition" || BuiltInGroup(h.Group) {
 			continue // the custom resources only
 		}
 		pick := in.Selection.Selector != nil && in.Selection.Selector.Matches(labels.Set(origin[h].Labels))
@@ -134,7 +134,7 @@ func Select(in SelectInput) ([]Held, error) {
 	return out, nil
 }
 
-// builtInGroup reports whether a group is Kubernetes' own, served without a CRD.
-func builtInGroup(group string) bool {
+// BuiltInGroup reports whether a group is Kubernetes' own, served without a CRD.
+func BuiltInGroup(group string) bool {
 	return group == "" || group == "apps" || group == "batch" || group == "policy" || group == "autoscaling" || strings.HasSuffix(group, ".k8s.io")
 }

@@ -60,7 +60,7 @@ func Unserved(in UnservedInput) map[string]string {
 		key := h.kindKey()
 		version, known := in.Versions[key]
 		served, crd := in.Served[key]
-		if !known || builtInGroup(h.Group) || restoredCRDs[h.Resource+"."+h.Group] || !crd || slices.Contains(served, version) {
+		if !known || BuiltInGroup(h.Group) || restoredCRDs[h.Resource+"."+h.Group] || !crd || slices.Contains(served, version) {
 			continue
 		}
 		if _, said := out[key]; said {

@@ -115,7 +115,7 @@ func take(ctx context.Context, c client.Client, wanted []decide.Held) (*inventor
 // when the kind is not served at all.
 func servedKind(ctx context.Context, c client.Client, h decide.Held) (schema.GroupVersionKind, bool, error) {
 	gk := schema.GroupKind{Group: h.Group, Kind: h.Kind}
-	if builtIn(h.Group) {
+	if decide.BuiltInGroup(h.Group) {
 		m, err := c.RESTMapper().RESTMapping(gk)
 		switch {
 		case meta.IsNoMatchError(err):

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
 
@@ -22,17 +23,12 @@ type NotReinstalledError struct{ Message string }
 
 func (e *NotReinstalledError) Error() string { return e.Message }
 
-// builtIn reports whether a group is Kubernetes' own, served without a CRD.
-func builtIn(group string) bool {
-	return group == "" || group == "apps" || group == "batch" || group == "policy" || group == "autoscaling" || strings.HasSuffix(group, ".k8s.io")
-}
-
 // customResources are the CRDs (plural.group) whose instances the
 // uninstall destroyed: the CRDs the operator must serve again.
 func customResources(d *velero.Destroyed) []string {
 	var out []string
 	for _, h := range slices.Concat(d.Deleted, d.Dependents) {
-		if h.Kind == "CustomResourceDefinition" || builtIn(h.Group) {
+		if h.Kind == "CustomResourceDefinition" || decide.BuiltInGroup(h.Group) {
 			continue
 		}
 		if crd := h.Resource + "." + h.Group; !slices.Contains(out, crd) {
