@@ -78,14 +78,9 @@ type Link struct {
 }
 
 // Relink decides the ownerReferences an undo writes again on the objects
-// it restored (docs/backup.md, "Owners linked again"): a reference to an
-// object the uninstall destroyed names it by its UID now, the restored
-// owner's, at a version served now; a reference to an owner the uninstall
-// did not destroy stays as it was while that owner is there; any other is
-// left out, and said: a reference whose UID does not exist would make the
-// garbage collector delete the object. controller and blockOwnerDeletion stay as they were.
-// The links come owners first, then their dependents (chains followed),
-// and only where something is to be written.
+// it restored, owners first: each restored owner by its UID now, each owner
+// never destroyed as it was while there, any other left out with why
+// (docs/backup.md, "Owners linked again").
 func Relink(in RelinkInput) []Link {
 	byUID := make(map[types.UID]Origin, len(in.Origins))
 	byObject := make(map[Held]Origin, len(in.Origins))

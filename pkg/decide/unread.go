@@ -103,14 +103,10 @@ type UnreadInput struct {
 	Reach Reach
 }
 
-// JudgeUnread decides, for each kind a scan could not read whole at the
-// version the garbage collector reads, whether the uninstall could destroy
-// objects of it that the garbage collector cannot read now
-// (docs/backup.md, "A kind nobody can read"): a Stranded dependent does;
-// an object nobody read may, where something the uninstall destroys may own
-// it. The garbage collector deletes such an object once it reads, when
-// every owner is gone, and no Backup can hold it before: the problem names
-// the kinds and how to resolve them. The others are named and let be.
+// JudgeUnread decides whether each kind a scan could not read whole concerns
+// the uninstall (a Stranded dependent, or objects nobody read where what it
+// destroys may own them), and the problem that blocks the backup gate
+// (docs/backup.md, "A kind nobody can read").
 func JudgeUnread(in UnreadInput) ([]UnreadKind, *Problem) {
 	out := slices.Clone(in.Kinds)
 	var forbidden []string

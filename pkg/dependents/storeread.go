@@ -94,15 +94,11 @@ type scopeRead struct {
 	complete bool
 }
 
-// readScope reads the objects of k in namespace ns ("" every namespace) that
-// a LIST at the version the garbage collector reads (first, its error) could
-// not: a LIST at another version the API server serves reads every object
-// stored at it without conversion; where none reads them all, the failing
-// LISTs name the objects each cannot read, and each is read by name at a
-// version whose LIST did not name it. That is complete when they name as
-// many objects as there are (countScope): with a conversion webhook that
-// cannot be called, each object fails at every version but its own. Past
-// the hundred objects the API server names at most, it is not.
+// readScope reads, in namespace ns ("" every namespace), the objects of k a
+// LIST at the garbage collector's version (first, its error) could not: at
+// another served version, or by name at a version whose LIST did not name
+// them; complete only when those LISTs name as many objects as countScope
+// counts (docs/backup.md, "A kind nobody can read").
 func (s Scanner) readScope(ctx context.Context, k kind, versions []string, ns string, first error) (scopeRead, error) {
 	pref := k.gvk.Version
 	incomplete := scopeRead{unread: CorruptObjects(k.held, k.namespaced, first)}

@@ -54,6 +54,9 @@ type inventory struct {
 	unread map[schema.GroupKind]string
 	// claims are the PersistentVolumeClaims there, by namespace/name.
 	claims map[string]*corev1.PersistentVolumeClaim
+	// served are the versions each custom resource's CRD serves (Kind.group),
+	// as read for the LIST; a kind absent from it has no CRD there.
+	served map[string][]string
 }
 
 // take lists, for each kind of objects, what is there now. A kind that is
@@ -61,7 +64,7 @@ type inventory struct {
 // listed (its conversion webhook fails, the caller may not list it) is
 // unread, and so is each of its objects.
 func take(ctx context.Context, c client.Client, wanted []decide.Held) (*inventory, error) {
-	inv := &inventory{there: map[decide.Held]*metav1.PartialObjectMetadata{}, unread: map[schema.GroupKind]string{}, claims: map[string]*corev1.PersistentVolumeClaim{}}
+	inv := &inventory{there: map[decide.Held]*metav1.PartialObjectMetadata{}, unread: map[schema.GroupKind]string{}, claims: map[string]*corev1.PersistentVolumeClaim{}, served: map[string][]string{}}
 	unread := func(gk schema.GroupKind, err error) error {
 		if ctx.Err() != nil {
 			return err
@@ -84,11 +87,14 @@ func take(ctx context.Context, c client.Client, wanted []decide.Held) (*inventor
 			}
 			continue
 		}
-		gvk, served, err := servedKind(ctx, c, h)
+		gvk, versions, err := servedKind(ctx, c, h)
 		if err != nil {
 			return nil, err
 		}
-		if !served {
+		if versions != nil {
+			inv.served[h.Kind+"."+h.Group] = versions
+		}
+		if gvk.Version == "" {
 			continue // its CRD is not served: none of it is there
 		}
 		err = objects.ListPages(ctx, c, objects.MetadataList(gvk), pageSize, func(l *metav1.PartialObjectMetadataList) error {
@@ -108,37 +114,40 @@ func take(ctx context.Context, c client.Client, wanted []decide.Held) (*inventor
 	return inv, nil
 }
 
-// servedKind is the kind of h at a version the API server serves now: a
-// custom resource's at its CRD's storage version (else its first served
-// one), read from the CRD rather than a mapper that may not have seen an
-// upgrade of it; Kubernetes' own kinds' as the mapper says. served is false
-// when the kind is not served at all.
-func servedKind(ctx context.Context, c client.Client, h decide.Held) (schema.GroupVersionKind, bool, error) {
+// servedKind is the kind of h at a version the API server serves now (no
+// version when none): a custom resource's at its CRD's storage version, else
+// its first served one, read from the CRD rather than a mapper that may not
+// have seen an upgrade of it, with every version the CRD serves; Kubernetes'
+// own kinds' as the mapper says.
+func servedKind(ctx context.Context, c client.Client, h decide.Held) (schema.GroupVersionKind, []string, error) {
 	gk := schema.GroupKind{Group: h.Group, Kind: h.Kind}
 	if decide.BuiltInGroup(h.Group) {
 		m, err := c.RESTMapper().RESTMapping(gk)
 		switch {
 		case meta.IsNoMatchError(err):
-			return schema.GroupVersionKind{}, false, nil
+			return schema.GroupVersionKind{}, nil, nil
 		case err != nil:
-			return schema.GroupVersionKind{}, false, fmt.Errorf("finding the kind %s: %w", gk, err)
+			return schema.GroupVersionKind{}, nil, fmt.Errorf("finding the kind %s: %w", gk, err)
 		}
-		return m.GroupVersionKind, true, nil
+		return m.GroupVersionKind, nil, nil
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	switch err := c.Get(ctx, client.ObjectKey{Name: h.Resource + "." + h.Group}, crd); {
 	case apierrors.IsNotFound(err):
-		return schema.GroupVersionKind{}, false, nil
+		return schema.GroupVersionKind{}, nil, nil
 	case err != nil:
-		return schema.GroupVersionKind{}, false, fmt.Errorf("reading CRD %s.%s: %w", h.Resource, h.Group, err)
+		return schema.GroupVersionKind{}, nil, fmt.Errorf("reading CRD %s.%s: %w", h.Resource, h.Group, err)
 	}
-	version := ""
+	version, served := "", []string{}
 	for _, v := range crd.Spec.Versions {
-		if v.Served && (version == "" || v.Storage) {
-			version = v.Name
+		if v.Served {
+			served = append(served, v.Name)
+			if version == "" || v.Storage {
+				version = v.Name
+			}
 		}
 	}
-	return gk.WithVersion(version), version != "", nil
+	return gk.WithVersion(version), served, nil
 }
 
 // pageSize is how many objects a page of an inventory's LIST holds.

@@ -103,10 +103,7 @@ func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 		}
 		res.Rows = append(res.Rows, row)
 	}
-	missing, err = restorableNow(ctx, c, f.destroyed, missing, res.Rows)
-	if err != nil {
-		return res, err
-	}
+	missing = restorableNow(f.destroyed, before, missing, res.Rows)
 	after := before
 	if len(missing) > 0 {
 		res.Restore = restoreName(f.backup.Name, missing)
