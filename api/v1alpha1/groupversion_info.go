@@ -18,7 +18,7 @@ var (
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &CleanupPolicy{}, &CleanupPolicyList{}, &CSVCleanup{}, &CSVCleanupList{}, &ExtensionCleanup{}, &ExtensionCleanupList{})
+	s.AddKnownTypes(GroupVersion, &CleanupPolicy{}, &CleanupPolicyList{}, &CSVCleanup{}, &CSVCleanupList{}, &ExtensionCleanup{}, &ExtensionCleanupList{}, &Undo{}, &UndoList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

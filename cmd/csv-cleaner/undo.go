@@ -27,7 +27,7 @@ const (
 // newUndoCommand is `csv-cleaner undo`.
 func newUndoCommand(stdout, stderr io.Writer) *cobra.Command {
 	var namespace, output, kubeconfig, veleroNamespace string
-	var withoutOperator bool
+	var withoutOperator, local bool
 	var only []string
 	var selector string
 	var timeout time.Duration
@@ -46,7 +46,12 @@ configurations. It follows the Restore, then checks that every object
 came back and that every claim is bound to a volume made from its
 snapshot, links each restored object to its owners again (Velero strips
 ownerReferences), and prints a table. Run again, it finds nothing missing
-and changes nothing. --only and --selector restore some of the custom
+and changes nothing.
+
+Where csv-cleaner runs in the cluster, the undo goes through an Undo
+object (cleanup.csv-cleaner.io/v1alpha1) that it creates and follows, as
+velero restore create --wait does; where none answers it within 10 s (or
+with --local), the undo runs from here, and says so in one line. --only and --selector restore some of the custom
 resources the uninstall deleted, with what they owned; run again without
 them, it brings back the rest.
 
@@ -76,7 +81,8 @@ not come back, or could not be checked (its kind could not be listed).`,
 			if err != nil {
 				return err
 			}
-			return runUndo(kubeconfig, undo.Options{Owner: owner, VeleroNamespace: veleroNamespace, WithoutOperator: withoutOperator, Selection: sel, Progress: stderr}, timeout, output, stdout)
+			o := undo.Options{Owner: owner, VeleroNamespace: veleroNamespace, WithoutOperator: withoutOperator, Selection: sel, Progress: stderr}
+			return runUndo(kubeconfig, o, undoRun{timeout: timeout, local: local, output: output}, stdout)
 		},
 	}
 	fs := cmd.Flags()
@@ -87,21 +93,48 @@ not come back, or could not be checked (its kind could not be listed).`,
 	fs.BoolVar(&withoutOperator, "without-operator", false, "Restore the CRDs and objects even though the operator is not installed again (nobody then reconciles them).")
 	fs.StringArrayVar(&only, "only", nil, "Restore only this custom resource the uninstall deleted, KIND/NAMESPACE/NAME (KIND/NAME when cluster-scoped; KIND as Kind, Kind.group or plural.group), with what it owned; repeatable.")
 	fs.StringVar(&selector, "selector", "", "Restore only the custom resources the uninstall deleted whose labels matched this selector, with what they owned.")
-	fs.DurationVar(&timeout, "timeout", 30*time.Minute, "How long to follow the Restore; it goes on after, and undo run again follows it.")
+	fs.DurationVar(&timeout, "timeout", 30*time.Minute, "How long to follow the undo; it goes on after, and undo run again follows it.")
+	fs.BoolVar(&local, "local", false, "Undo from here, not through an Undo object that csv-cleaner in the cluster runs.")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-// runUndo undoes the uninstall o names on the cluster of kubeconfig and
-// prints what came back.
-func runUndo(kubeconfig string, o undo.Options, timeout time.Duration, output string, stdout io.Writer) error {
+// undoRun is how `csv-cleaner undo` runs: how long it follows, whether
+// it may go through an Undo object, and how it prints.
+type undoRun struct {
+	timeout time.Duration
+	local   bool
+	output  string
+}
+
+// answerWithin is how long a new Undo may go unanswered before the undo
+// runs from here.
+const answerWithin = 10 * time.Second
+
+// runUndo undoes the uninstall o names on the cluster of kubeconfig,
+// through an Undo object where csv-cleaner runs there, and prints what
+// came back.
+func runUndo(kubeconfig string, o undo.Options, how undoRun, stdout io.Writer) error {
 	c, _, err := commandClient(kubeconfig, "csv-cleaner-undo/"+version)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), how.timeout)
 	defer cancel()
-	res, err := undo.Run(ctx, c, o)
+	var res *undo.Result
+	here := "--local"
+	if !how.local {
+		res, _, err = undo.ThroughObject(ctx, c, o, answerWithin)
+		if none := (*undo.NoControllerError)(nil); errors.As(err, &none) {
+			here, err = none.Why, nil
+		} else {
+			here = ""
+		}
+	}
+	if here != "" {
+		_, _ = fmt.Fprintf(o.Progress, "Undoing from here, not through an Undo object: %s\n", here)
+		res, err = undo.Run(ctx, c, o)
+	}
 	if reinstall := (*undo.NotReinstalledError)(nil); errors.As(err, &reinstall) {
 		return exitError{code: exitNotReinstalled, err: err}
 	}
@@ -111,7 +144,7 @@ func runUndo(kubeconfig string, o undo.Options, timeout time.Duration, output st
 	if err != nil {
 		return err
 	}
-	if output == "json" {
+	if how.output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(res)

@@ -72,9 +72,11 @@ type Link struct {
 	// Owners are the object's ownerReferences to write: those it has now,
 	// then the ones linked again.
 	Owners []metav1.OwnerReference
-	// Linked name the owners linked again ("Kind namespace/name"); LeftOut,
-	// each owner left out and why.
+	// Linked name the owners it is linked to again ("Kind namespace/name"),
+	// written now or before; LeftOut, each owner left out and why.
 	Linked, LeftOut []string
+	// Write: Owners differ from what the object has now.
+	Write bool
 }
 
 // Relink decides the ownerReferences an undo writes again on the objects
@@ -112,7 +114,8 @@ func Relink(in RelinkInput) []Link {
 				continue
 			}
 			if slices.ContainsFunc(l.Owners, func(r metav1.OwnerReference) bool { return r.UID == target.UID }) {
-				continue // there already (the operator adopted it)
+				l.Linked = append(l.Linked, name)
+				continue // there already (linked before, or the operator adopted it)
 			}
 			if isController(target) && slices.ContainsFunc(l.Owners, isController) {
 				l.LeftOut = append(l.LeftOut, name+": another controller owns it now")
@@ -120,6 +123,7 @@ func Relink(in RelinkInput) []Link {
 			}
 			l.Owners = append(l.Owners, target)
 			l.Linked = append(l.Linked, name)
+			l.Write = true
 		}
 		if len(l.Linked) > 0 || len(l.LeftOut) > 0 {
 			out = append(out, l)

@@ -84,10 +84,11 @@ func TestRelink(t *testing.T) {
 			t.Errorf("shared's link %+v, want both owners left out", l)
 		}
 	})
-	t.Run("an owner there already (the operator adopted it) is not written twice; nothing to write, no link", func(t *testing.T) {
+	t.Run("an owner there already (linked before, or the operator adopted it) is not written twice: linked, nothing to write", func(t *testing.T) {
 		adopted := map[Held]Live{db: {UID: "db-now"}, secret: {UID: "secret-now", Owners: []metav1.OwnerReference{ref("Database", "db", "db-now", true)}}}
-		if links := Relink(RelinkInput{Origins: origins, Relink: []Held{secret}, Now: adopted, Present: teamThere}); len(links) != 0 {
-			t.Errorf("links %+v, want none", links)
+		links := Relink(RelinkInput{Origins: origins, Relink: []Held{secret}, Now: adopted, Present: teamThere})
+		if len(links) != 1 || links[0].Write || len(links[0].Owners) != 1 || !slices.Equal(links[0].Linked, []string{"Database.example.com a/db"}) {
+			t.Errorf("links %+v, want the database linked already, nothing to write", links)
 		}
 	})
 	t.Run("a controller reference where another controller owns the object now is left out: one controller at most", func(t *testing.T) {

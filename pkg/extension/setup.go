@@ -2,12 +2,10 @@ package extension
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	ocv1 "github.com/operator-framework/operator-controller/api/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -28,15 +26,7 @@ import (
 // Served reports whether the API server serves ClusterExtensions (OLM v1
 // is installed): the controller is set up only then.
 func Served(mgr ctrl.Manager) (bool, error) {
-	gvk := ocv1.GroupVersion.WithKind(ocv1.ClusterExtensionKind)
-	_, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
-	switch {
-	case meta.IsNoMatchError(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("discovering %s: %w", gvk, err)
-	}
-	return true, nil
+	return objects.Served(mgr.GetRESTMapper(), ocv1.GroupVersion.WithKind(ocv1.ClusterExtensionKind))
 }
 
 // SetupIfServed registers the ClusterExtension controller when the API

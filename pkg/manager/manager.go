@@ -19,6 +19,7 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/extension"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/pkg/self"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undocontroller"
 )
 
 // SetupOptions configure csv-cleaner's controllers.
@@ -77,6 +78,11 @@ func Setup(mgr ctrl.Manager, o SetupOptions) (clusterExtensions bool, _ error) {
 	served, err := extension.SetupIfServed(mgr, engine, life, o.MaxConcurrentReconciles)
 	if err != nil {
 		return false, err
+	}
+	if undos, err := undocontroller.SetupIfServed(mgr, engine.Recorder); err != nil {
+		return false, err
+	} else if !undos {
+		mgr.GetLogger().Info("Not running Undos: the API server does not serve them (their CRD, cleanup.csv-cleaner.io_undos, is not installed)")
 	}
 	if o.OperandRole != "" {
 		binding := self.OperandBinding{

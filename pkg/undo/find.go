@@ -47,8 +47,8 @@ type found struct {
 	from string
 }
 
-// errNoBackup: no verified Backup of the owner's uninstall was found.
-var errNoBackup = errors.New("no verified backup")
+// ErrNoBackup: no verified Backup of the owner's uninstall was found: nothing was restored.
+var ErrNoBackup = errors.New("no verified backup")
 
 // find finds the verified Backup of the owner's uninstall: the one its
 // record names, or else, the record gone with its namespace, the newest of
@@ -70,12 +70,12 @@ func find(ctx context.Context, c client.Client, o Owner, veleroNamespace string)
 	}
 	for _, b := range backups {
 		f, err := backupAndDestroyed(ctx, v, b.Name, "its labels (the uninstall's record is gone)")
-		if errors.Is(err, errNoBackup) {
+		if errors.Is(err, ErrNoBackup) {
 			continue
 		}
 		return f, err
 	}
-	return nil, fmt.Errorf("%w of the uninstall of %s: no record names one, and no Backup csv-cleaner made for it in namespace %s was verified (pass --velero-namespace if Velero runs elsewhere)", errNoBackup, o, veleroNamespace)
+	return nil, fmt.Errorf("%w of the uninstall of %s: no record names one, and no Backup csv-cleaner made for it in namespace %s was verified (name Velero's namespace with --velero-namespace, or an Undo's spec.veleroNamespace, if it runs elsewhere)", ErrNoBackup, o, veleroNamespace)
 }
 
 // backupAndDestroyed reads the Backup name and what it was verified to hold.
@@ -85,17 +85,17 @@ func backupAndDestroyed(ctx context.Context, v velero.Client, name, from string)
 		return nil, err
 	}
 	if b == nil {
-		return nil, fmt.Errorf("%w: Velero's Backup %s/%s, which %s names, does not exist (expired, or deleted)", errNoBackup, v.Namespace, name, from)
+		return nil, fmt.Errorf("%w: Velero's Backup %s/%s, which %s names, does not exist (expired, or deleted)", ErrNoBackup, v.Namespace, name, from)
 	}
 	if b.Phase != decide.BackupPhaseCompleted {
-		return nil, fmt.Errorf("%w: Velero's Backup %s/%s is %s", errNoBackup, v.Namespace, name, b.Phase)
+		return nil, fmt.Errorf("%w: Velero's Backup %s/%s is %s", ErrNoBackup, v.Namespace, name, b.Phase)
 	}
 	d, err := v.ReadDestroyed(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	if d == nil {
-		return nil, fmt.Errorf("%w: nothing csv-cleaner verified is kept beside Velero's Backup %s/%s (ConfigMap %s)", errNoBackup, v.Namespace, name, velero.DestroyedName(name))
+		return nil, fmt.Errorf("%w: nothing csv-cleaner verified is kept beside Velero's Backup %s/%s (ConfigMap %s)", ErrNoBackup, v.Namespace, name, velero.DestroyedName(name))
 	}
 	return &found{velero: v, backup: b, destroyed: d, from: from}, nil
 }

@@ -3,6 +3,7 @@ package undo
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,16 +16,19 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
 
-// BackupNameLabel is the label Velero puts on what it restores: the
-// Backup's name.
-const BackupNameLabel = "velero.io/backup-name"
+// The labels Velero puts on what it restores: the Backup's name and the Restore's.
+const (
+	BackupNameLabel  = "velero.io/backup-name"
+	RestoreNameLabel = "velero.io/restore-name"
+)
 
 // linkOwners writes again the ownerReferences of what was restored from the
 // Backup (decide.Relink): the objects inv holds that carry its name and
 // whose originals had owners, those of this undo's Restore and those of an
-// earlier one interrupted before it linked them. It returns the link of
-// each object it wrote or left owners out of.
-func linkOwners(ctx context.Context, c client.Client, d *velero.Destroyed, inv *inventory, backup string) (map[decide.Held]decide.Link, error) {
+// earlier one interrupted before it linked them. It returns each such
+// object's link: the owners it is linked to, written now or before, and
+// those left out. reportOnly writes nothing.
+func linkOwners(ctx context.Context, c client.Client, d *velero.Destroyed, inv *inventory, backup string, reportOnly bool) (map[decide.Held]decide.Link, error) {
 	now := make(map[decide.Held]decide.Live, len(d.Origins))
 	var relink []decide.Held
 	for _, o := range d.Origins {
@@ -49,12 +53,18 @@ func linkOwners(ctx context.Context, c client.Client, d *velero.Destroyed, inv *
 		Present: func(r metav1.OwnerReference, ns string) bool { return present[lookupKey(r, ns)] }}
 	out := map[decide.Held]decide.Link{}
 	for _, l := range decide.Relink(in) {
-		if len(l.Linked) > 0 {
+		if l.Write && !reportOnly {
 			written, err := writeOwners(ctx, c, in, l.Object, inv.there[l.Object])
-			if err != nil {
+			switch {
+			case apierrors.IsForbidden(err):
+				// Not the undo's failure: the row says what right is missing.
+				l.LeftOut = append(l.LeftOut, fmt.Sprintf("%s: not written, this identity may not patch %s (docs/backup.md, \"Rights\")", strings.Join(l.Linked, ", "), l.Object.ResourceOf()))
+				l.Linked = nil
+			case err != nil:
 				return out, err
+			default:
+				l = written
 			}
-			l = written
 		}
 		out[l.Object] = l
 	}
@@ -70,8 +80,10 @@ func writeOwners(ctx context.Context, c client.Client, in decide.RelinkInput, h 
 		in.Now[h] = decide.Live{UID: m.UID, APIVersion: m.APIVersion, Owners: m.OwnerReferences}
 		in.Relink = []decide.Held{h}
 		links := decide.Relink(in)
-		if len(links) == 0 || len(links[0].Linked) == 0 {
-			l = decide.Link{Object: h} // linked meanwhile
+		if len(links) == 0 || !links[0].Write {
+			if len(links) > 0 {
+				l = links[0] // linked meanwhile
+			}
 			return nil
 		}
 		l = links[0]
@@ -108,19 +120,20 @@ func ownerThere(ctx context.Context, c client.Client, l decide.OwnerLookup) (boo
 	if err != nil {
 		return false, fmt.Errorf("finding the kind of owner %s %s: %w", l.Ref.Kind, l.Ref.Name, err)
 	}
-	key := client.ObjectKey{Name: l.Ref.Name}
+	// A LIST of one name, not a GET: the rights that read the dependents
+	// (manifests/velero/dependents.yaml) list every kind the garbage
+	// collector watches, and get almost none.
+	opts := []client.ListOption{client.MatchingFields{"metadata.name": l.Ref.Name}}
+	where := l.Ref.Name
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		key.Namespace = l.Namespace
+		opts, where = append(opts, client.InNamespace(l.Namespace)), l.Namespace+"/"+l.Ref.Name
 	}
-	o := &metav1.PartialObjectMetadata{}
-	o.SetGroupVersionKind(m.GroupVersionKind)
-	switch err := c.Get(ctx, key, o); {
-	case apierrors.IsNotFound(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("reading owner %s %s: %w", l.Ref.Kind, key, err)
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(m.GroupVersionKind.GroupVersion().WithKind(m.GroupVersionKind.Kind + "List"))
+	if err := c.List(ctx, list, opts...); err != nil {
+		return false, fmt.Errorf("reading owner %s %s: %w", l.Ref.Kind, where, err)
 	}
-	return o.UID == l.Ref.UID, nil
+	return len(list.Items) == 1 && list.Items[0].UID == l.Ref.UID, nil
 }
 
 // lookupKey keys an owner looked up in namespace ns.

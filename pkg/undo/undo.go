@@ -36,6 +36,12 @@ type Options struct {
 	// Stalled, when set, is how long a Restore that does not move goes
 	// before Progress says so (again each time as long); else a minute.
 	Stalled time.Duration
+	// Restore is the Restore an earlier step made or followed: a step
+	// follows it while it is under way, and makes no other once it ended.
+	Restore string
+	// ReportOnly reports where everything stands and writes nothing: no
+	// Restore, no owners (how `csv-cleaner undo` reads an Undo's end).
+	ReportOnly bool
 }
 
 // Result is what an undo did.
@@ -44,9 +50,14 @@ type Result struct {
 	Backup, From string
 	// Restore is the Restore made, "" when nothing was missing.
 	Restore string
-	// RestorePhase is the Restore's phase when it ended.
+	// RestorePhase is the Restore's phase when it ended, or as last read.
 	RestorePhase string
 	Rows         []Row
+	// UnderWay: the Restore has not ended; Step again once it has.
+	UnderWay bool `json:"-"`
+	// Progress is the Restore as last read, nil before it was.
+	Progress *velero.Restore `json:"-"`
+	velero   velero.Client
 }
 
 // Missing counts the objects still missing, not known to be there, or
@@ -68,16 +79,35 @@ var Excluded = []string{
 	"validatingwebhookconfigurations.admissionregistration.k8s.io", "mutatingwebhookconfigurations.admissionregistration.k8s.io",
 }
 
-// Run undoes the owner's uninstall: it restores, from its verified
-// Backup, what the uninstall destroyed and is missing now, and reports
-// every object. A *NotReinstalledError says what to reinstall first:
-// nothing was written then.
+// Run undoes the owner's uninstall here: it restores, from its verified
+// Backup, what the uninstall destroyed and is missing now, follows the
+// Restore, and reports every object. A *NotReinstalledError says what to
+// reinstall first: nothing was written then.
 func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
+	res, err := Step(ctx, c, o)
+	for err == nil && res.UnderWay {
+		if _, err = follow(ctx, res.velero, res.Restore, o); err != nil {
+			return res, err
+		}
+		o.Restore = res.Restore
+		res, err = Step(ctx, c, o)
+	}
+	return res, err
+}
+
+// Step takes an undo as far as it goes without waiting: it finds the
+// Backup, checks the reinstall, and then either finds a Restore of the
+// Backup under way (o.Restore's, or one an earlier undo made) or makes the
+// Restore of what is missing, and returns with UnderWay set; or, nothing
+// left to restore (o.Restore ended), links the restored objects to their
+// owners again and reports every object. Run again, it picks up where the
+// last one stopped: what it decides is read from the cluster each time.
+func Step(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	f, err := find(ctx, c, o.Owner, o.VeleroNamespace)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Backup: f.velero.Namespace + "/" + f.backup.Name, From: f.from}
+	res := &Result{Backup: f.velero.Namespace + "/" + f.backup.Name, From: f.from, velero: f.velero}
 	if !o.WithoutOperator {
 		if err := checkReinstalled(ctx, c, o.Owner, f.destroyed); err != nil {
 			return res, err
@@ -87,40 +117,27 @@ func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
-	before, err := take(ctx, c, wanted)
+	inv, err := take(ctx, c, wanted)
 	if err != nil {
 		return res, err
 	}
 	var missing []decide.Held
 	for _, h := range wanted {
 		row := Row{Object: h, State: StatePresent}
-		switch why := before.unreadWhy(h); {
+		switch why := inv.unreadWhy(h); {
 		case why != "":
 			row.State, row.Problem = StateUnread, why+"; not restored: run the undo again once the kind can be listed"
-		case !before.has(h):
+		case !inv.has(h):
 			missing = append(missing, h)
 			row.State = StateMissing
 		}
 		res.Rows = append(res.Rows, row)
 	}
-	missing = restorableNow(f.destroyed, before, missing, res.Rows)
-	after := before
-	if len(missing) > 0 {
-		res.Restore = restoreName(f.backup.Name, missing)
-		owner := velero.Owner{Title: f.destroyed.Owner, Hash: decide.OwnerHash(o.Owner.Kind(), o.Owner.Namespace, o.Owner.Name)}
-		if err := f.velero.CreateRestore(ctx, res.Restore, owner, velero.RestoreSpec{Backup: f.backup, Objects: missing, Excluded: Excluded}); err != nil {
-			return res, err
-		}
-		r, err := follow(ctx, f.velero, res.Restore, o)
-		if err != nil {
-			return res, err
-		}
-		res.RestorePhase = r.Phase
-		if after, err = take(ctx, c, wanted); err != nil {
-			return res, err
-		}
+	missing = restorableNow(f.destroyed, inv, missing, res.Rows)
+	if done, err := restoreStep(ctx, f, o, missing, res); err != nil || !done {
+		return res, err
 	}
-	links, err := linkOwners(ctx, c, f.destroyed, after, f.backup.Name)
+	links, err := linkOwners(ctx, c, f.destroyed, inv, f.backup.Name, o.ReportOnly)
 	if err != nil {
 		return res, err
 	}
@@ -130,21 +147,55 @@ func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	}
 	for i := range res.Rows {
 		row := &res.Rows[i]
-		switch why := after.unreadWhy(row.Object); {
-		case row.State == StateMissing && why != "":
-			row.State, row.Problem = StateUnread, why+"; restored, but whether it came back is not known"
-		case row.State == StateMissing && after.has(row.Object):
+		if m := inv.there[row.Object]; row.State == StatePresent && res.Restore != "" && m != nil && m.Labels[RestoreNameLabel] == res.Restore {
 			row.State = StateRestored
 		}
 		if l, ok := links[row.Object]; ok {
 			row.Owners, row.OwnersLeftOut = l.Linked, l.LeftOut
 		}
-		if row.State != StateMissing && row.Object.Group == "" && row.Object.Kind == "PersistentVolumeClaim" {
+		if row.State != StateMissing && row.State != StateUnread && row.Object.Group == "" && row.Object.Kind == "PersistentVolumeClaim" {
 			key := row.Object.Namespace + "/" + row.Object.Name
-			row.Volume, row.Problem = claimVolume(after.claims[key], row.State == StateRestored && snapshots[key])
+			row.Volume, row.Problem = claimVolume(inv.claims[key], row.State == StateRestored && snapshots[key])
 		}
 	}
 	return res, nil
+}
+
+// restoreStep is the Restore part of a step: done when nothing is left to
+// restore (o.Restore, if any, has ended), else the Restore under way or
+// just made is res.Restore, and res.UnderWay is set.
+func restoreStep(ctx context.Context, f *found, o Options, missing []decide.Held, res *Result) (done bool, _ error) {
+	hash := decide.OwnerHash(o.Owner.Kind(), o.Owner.Namespace, o.Owner.Name)
+	var r *velero.Restore
+	var err error
+	if o.Restore != "" {
+		if r, err = f.velero.Restore(ctx, o.Restore); err != nil {
+			return false, err
+		}
+	}
+	if (r == nil || r.Ended()) && !o.ReportOnly {
+		if under, err := f.velero.RestoreUnderWay(ctx, hash, f.backup.Name); err != nil {
+			return false, err
+		} else if under != nil {
+			r = under
+		}
+	}
+	switch {
+	case r != nil && !r.Ended():
+		res.Restore, res.RestorePhase, res.UnderWay, res.Progress = r.Name, r.Phase, true, r
+		return false, nil
+	case r != nil:
+		res.Restore, res.RestorePhase, res.Progress = r.Name, r.Phase, r
+		return true, nil
+	case len(missing) == 0 || o.ReportOnly:
+		return true, nil
+	}
+	res.Restore, res.UnderWay = restoreName(f.backup.Name, missing), true
+	owner := velero.Owner{Title: f.destroyed.Owner, Hash: hash}
+	if err := f.velero.CreateRestore(ctx, res.Restore, owner, velero.RestoreSpec{Backup: f.backup, Objects: missing, Excluded: Excluded}); err != nil {
+		return false, err
+	}
+	return false, nil
 }
 
 // restorable are the objects an undo restores: every object the uninstall

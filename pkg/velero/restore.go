@@ -118,7 +118,12 @@ func (c Client) Restore(ctx context.Context, name string) (*Restore, error) {
 	case err != nil:
 		return nil, absent(fmt.Errorf("reading Velero's Restore %s/%s: %w", c.Namespace, name, err))
 	}
-	r := &Restore{Name: name}
+	return restoreOf(u), nil
+}
+
+// restoreOf is the Restore u as the undo follows it.
+func restoreOf(u *unstructured.Unstructured) *Restore {
+	r := &Restore{Name: u.GetName()}
 	r.Phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
 	r.Restored, _, _ = unstructured.NestedInt64(u.Object, "status", "progress", "itemsRestored")
 	r.Total, _, _ = unstructured.NestedInt64(u.Object, "status", "progress", "totalItems")
@@ -126,5 +131,31 @@ func (c Client) Restore(ctx context.Context, name string) (*Restore, error) {
 	r.Errors, _, _ = unstructured.NestedInt64(u.Object, "status", "errors")
 	r.FailureReason, _, _ = unstructured.NestedString(u.Object, "status", "failureReason")
 	r.ValidationErrors, _, _ = unstructured.NestedStringSlice(u.Object, "status", "validationErrors")
-	return r, nil
+	return r
+}
+
+// RestoreUnderWay is a Restore csv-cleaner made from the Backup backup for
+// the owner of hash (decide.OwnerHash) that has not ended, the oldest
+// first; nil when there is none. An undo follows it rather than make a
+// second Restore: an undo interrupted and run again, or two undos of one
+// uninstall.
+func (c Client) RestoreUnderWay(ctx context.Context, hash, backup string) (*Restore, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(restoreKind.GroupVersion().WithKind("RestoreList"))
+	if err := c.Live.List(ctx, list, client.InNamespace(c.Namespace), client.MatchingLabels{ManagedByLabel: ManagedBy, OwnerLabel: hash}); err != nil {
+		return nil, absent(fmt.Errorf("listing Velero's Restores in %s: %w", c.Namespace, err))
+	}
+	slices.SortFunc(list.Items, func(a, b unstructured.Unstructured) int {
+		return a.GetCreationTimestamp().Compare(b.GetCreationTimestamp().Time)
+	})
+	for i := range list.Items {
+		u := &list.Items[i]
+		if from, _, _ := unstructured.NestedString(u.Object, "spec", "backupName"); from != backup {
+			continue
+		}
+		if r := restoreOf(u); !r.Ended() {
+			return r, nil
+		}
+	}
+	return nil, nil
 }

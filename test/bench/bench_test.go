@@ -109,10 +109,10 @@ func TestBench(t *testing.T) {
 	if scale.Undoable > 0 && only("undo") {
 		u, err := e.MeasureUndoable(ctx, scale.Undoable)
 		if err != nil {
-			t.Fatalf("undoable uninstall, %d resources with a Secret and a claim each: %v", scale.Undoable, err)
+			t.Fatalf("undoable uninstall, %d resources with a Secret, a ConfigMap and a claim each: %v", scale.Undoable, err)
 		}
-		t.Logf("Undoable uninstall of %d resources, each with a Secret and a claim: uninstall %s, per-object floor %s, its own Backup %s (%d items, %d volumes): ratio %.2f; a Backup of the same by hand %s; undo %s (%d objects), Velero's own Restore %s: ratio %.2f",
-			u.Operands, u.Uninstall, u.Floor, u.Gate, u.Items, u.Volumes, u.Ratio(), u.Velero, u.Undo, u.Restored, u.Restore, u.UndoRatio())
+		t.Logf("Undoable uninstall of %d resources, each with a Secret, a ConfigMap and a claim: uninstall %s, per-object floor %s, its own Backup %s (%d items, %d volumes): ratio %.2f; a Backup of the same by hand %s; undo %s (%d objects restored, %d linked to their owners again), Velero's own Restore %s: ratio %.2f; the second uninstall of the restored install %s (its Backup %s): ratio to the first %.2f",
+			u.Operands, u.Uninstall, u.Floor, u.Gate, u.Items, u.Volumes, u.Ratio(), u.Velero, u.Undo, u.Restored, u.Linked, u.Restore, u.UndoRatio(), u.Second, u.SecondGate, u.SecondRatio())
 		report.Undoable = &u
 	}
 

@@ -139,6 +139,11 @@ func (e *Env) extensionWorkload(ctx context.Context, id string, n int, policy fu
 			return nil, err
 		}
 	}
+	return w, e.held(ctx, id)
+}
+
+// held waits until csv-cleaner holds the ClusterExtension id (its finalizer).
+func (e *Env) held(ctx context.Context, id string) error {
 	if err := controlplane.WaitFor(ctx, 2*time.Minute, 50*time.Millisecond, func(ctx context.Context) (bool, error) {
 		got := &ocv1.ClusterExtension{}
 		if err := e.Client.Get(ctx, client.ObjectKey{Name: id}, got); err != nil {
@@ -146,9 +151,9 @@ func (e *Env) extensionWorkload(ctx context.Context, id string, n int, policy fu
 		}
 		return slices.Contains(got.Finalizers, decide.DefaultFinalizer), nil
 	}); err != nil {
-		return nil, fmt.Errorf("waiting for csv-cleaner's finalizer on ClusterExtension %s: %w", id, err)
+		return fmt.Errorf("waiting for csv-cleaner's finalizer on ClusterExtension %s: %w", id, err)
 	}
-	return w, nil
+	return nil
 }
 
 // extensionCompleted waits for the extension's record to say Completed.

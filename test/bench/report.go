@@ -108,6 +108,10 @@ func (r Report) Figures() [][2]any {
 			[2]any{"undo_seconds_" + size(u.Operands), round(u.Undo.Seconds(), 2)},
 			[2]any{"velero_restore_seconds_" + size(u.Operands), round(u.Restore.Seconds(), 2)},
 			[2]any{"undo_restored_" + size(u.Operands), u.Restored},
+			[2]any{"undo_linked_" + size(u.Operands), u.Linked},
+			[2]any{"second_uninstall_ratio_" + size(u.Operands), round(u.SecondRatio(), 2)},
+			[2]any{"second_uninstall_seconds_" + size(u.Operands), round(u.Second.Seconds(), 2)},
+			[2]any{"second_uninstall_backup_seconds_" + size(u.Operands), round(u.SecondGate.Seconds(), 2)},
 		)
 	}
 	if x := r.Exact; x != nil {

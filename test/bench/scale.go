@@ -62,7 +62,7 @@ var Small = Scale{Name: "small", Operands: []int{1000}, ThroughputRuns: 2, Resum
 
 // ScaleFromEnv is Full when BENCH_SCALE=full, else Small. BENCH_OPERANDS
 // and BENCH_STARTUP (comma-separated) override the throughput and the
-// first-start sizes, to explore one.
+// first-start sizes, BENCH_UNDOABLE the undoable uninstall's, to explore one.
 func ScaleFromEnv() (Scale, error) {
 	s := Small
 	if os.Getenv("BENCH_SCALE") == "full" {
@@ -77,6 +77,13 @@ func ScaleFromEnv() (Scale, error) {
 			}
 			s.Operands = append(s.Operands, n)
 		}
+	}
+	if v := os.Getenv("BENCH_UNDOABLE"); v != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return s, fmt.Errorf("BENCH_UNDOABLE=%q: %w", v, err)
+		}
+		s.Undoable = n
 	}
 	if v := os.Getenv("BENCH_STARTUP"); v != "" {
 		s.Startup = nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,8 +25,8 @@ import (
 // collector deletes with them and data: the gate against its two parts,
 // and the undo against Velero's own Restore of the same Backup.
 type Undoable struct {
-	// Operands each own a Secret and a PersistentVolumeClaim of the CSI
-	// stack (a snapshot each).
+	// Operands each own a Secret, a ConfigMap and a PersistentVolumeClaim
+	// of the CSI stack (a snapshot each).
 	Operands int
 	// Uninstall, Floor, Gate and Velero are as Backup's: the uninstall to
 	// the release, the per-object floor on an identical set of operands,
@@ -39,8 +40,12 @@ type Undoable struct {
 	// Velero's own Restore of the same Backup, of the same objects, from
 	// its creation until Completed (polled every 50 ms).
 	Undo, Restore time.Duration
-	// Restored is how many objects the undo restored.
-	Restored int
+	// Restored is how many objects the undo restored; Linked, how many it
+	// linked to their owners again.
+	Restored, Linked int
+	// Second is the second uninstall of the restored install (the
+	// extension made again), to the release, and SecondGate its own Backup.
+	Second, SecondGate time.Duration
 }
 
 // Ratio is the uninstall over the floor and its own Backup together.
@@ -48,6 +53,9 @@ func (u Undoable) Ratio() float64 { return u.Uninstall.Seconds() / (u.Floor + u.
 
 // UndoRatio is the undo over Velero's own Restore.
 func (u Undoable) UndoRatio() float64 { return u.Undo.Seconds() / u.Restore.Seconds() }
+
+// SecondRatio is the second uninstall over the first.
+func (u Undoable) SecondRatio() float64 { return u.Second.Seconds() / u.Uninstall.Seconds() }
 
 // MeasureUndoable times an uninstall under backup.velero whose operands own
 // a Secret and a claim each, with real Velero taking CSI snapshots, against
@@ -111,7 +119,7 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 	// Velero's own Backup of the same objects as the uninstall's: the
 	// floor's dependents, in the same namespaces, left out by their label.
 	if res.Velero, err = e.veleroBackupOf(ctx, "reference-"+id, []string{decide.EveryNamespace},
-		append(resourcesOf(w.ext.CRDs), "secrets", "persistentvolumeclaims", "persistentvolumes"), id+"-floor"); err != nil {
+		append(resourcesOf(w.ext.CRDs), "secrets", "configmaps", "persistentvolumeclaims", "persistentvolumes"), id+"-floor"); err != nil {
 		return res, err
 	}
 	if res.Floor, err = e.perObjectFloor(ctx, w.floor); err != nil {
@@ -124,8 +132,8 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 	if res.Uninstall, res.Gate, rec, err = e.gatedUninstall(ctx, w); err != nil {
 		return res, err
 	}
-	if b := rec.Status.Backup; b == nil || !b.Verified || int(b.Planned) != n || int(b.Dependents) != 2*n || int(b.Volumes) != n {
-		return res, fmt.Errorf("the record's backup is %+v, want a verified Backup of %d resources, %d dependents and %d volumes", b, n, 2*n, n)
+	if b := rec.Status.Backup; b == nil || !b.Verified || int(b.Planned) != n || int(b.Dependents) != dependentsEach*n || int(b.Volumes) != n {
+		return res, fmt.Errorf("the record's backup is %+v, want a verified Backup of %d resources, %d dependents and %d volumes", b, n, dependentsEach*n, n)
 	}
 	res.Items, res.Volumes = rec.Status.Backup.Items, rec.Status.Backup.Volumes
 	backup := rec.Status.Backup.Name
@@ -139,10 +147,38 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 	if err != nil {
 		return res, fmt.Errorf("undoing the uninstall: %w", err)
 	}
-	if missing := undone.Missing(); missing > 0 || len(undone.Rows) != 3*n {
-		return res, fmt.Errorf("the undo left %d of %d objects missing (%d rows)", missing, 3*n, len(undone.Rows))
+	if missing := undone.Missing(); missing > 0 || len(undone.Rows) != (1+dependentsEach)*n {
+		return res, fmt.Errorf("the undo left %d of %d objects missing (%d rows)", missing, (1+dependentsEach)*n, len(undone.Rows))
 	}
-	res.Restored = len(undone.Rows)
+	for _, row := range undone.Rows {
+		if row.State == undo.StateRestored {
+			res.Restored++
+		}
+		if len(row.Owners) > 0 {
+			res.Linked++
+		}
+	}
+	if res.Linked != dependentsEach*n {
+		return res, fmt.Errorf("the undo linked %d objects to their owners again, want the %d dependents", res.Linked, dependentsEach*n)
+	}
+
+	// The restored install uninstalled again: the extension made again,
+	// the restored dependents the restored resources' again.
+	if err := e.reinstallExtension(ctx, w); err != nil {
+		return res, err
+	}
+	if err := e.held(ctx, id); err != nil {
+		return res, err
+	}
+	if res.Second, res.SecondGate, rec, err = e.gatedUninstall(ctx, w); err != nil {
+		return res, fmt.Errorf("the second uninstall: %w", err)
+	}
+	if b := rec.Status.Backup; b == nil || !b.Verified || int(b.Planned) != n || int(b.Dependents) != dependentsEach*n || int(b.Volumes) != n {
+		return res, fmt.Errorf("the second uninstall's backup is %+v, want a verified Backup of %d resources, %d dependents and %d volumes, as the first", b, n, dependentsEach*n, n)
+	}
+	if err := e.allGone(ctx, owners); err != nil {
+		return res, fmt.Errorf("after the second uninstall: %w", err)
+	}
 
 	if err := e.deleteAll(ctx, owners); err != nil {
 		return res, err
@@ -154,6 +190,31 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 		return res, err
 	}
 	return res, e.removeExtensionWorkload(ctx, w)
+}
+
+// reinstallExtension makes the workload's ClusterExtension again, as OLM v1
+// does when it installs it again: the extension, its operator's objects,
+// and its CRDs (kept, detached by the uninstall) its own again.
+func (e *Env) reinstallExtension(ctx context.Context, w *extensionWorkload) error {
+	var err error
+	if w.objs, err = w.ext.Create(ctx, e.Client); err != nil {
+		return fmt.Errorf("making ClusterExtension %s again: %w", w.id, err)
+	}
+	for _, want := range w.objs.CRDs {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := e.Client.Get(ctx, client.ObjectKeyFromObject(want), crd); err != nil {
+			return fmt.Errorf("reading CRD %s: %w", want.Name, err)
+		}
+		base := crd.DeepCopy()
+		for k, v := range want.Labels {
+			metav1.SetMetaDataLabel(&crd.ObjectMeta, k, v)
+		}
+		crd.OwnerReferences = want.OwnerReferences
+		if err := e.Client.Patch(ctx, crd, client.MergeFrom(base)); err != nil {
+			return fmt.Errorf("making CRD %s ClusterExtension %s's again: %w", want.Name, w.id, err)
+		}
+	}
+	return nil
 }
 
 // backupRights gives csv-cleaner what manifests/velero gives it (the Role
@@ -192,9 +253,13 @@ func (e *Env) listOperands(ctx context.Context, set []fixtures.CRD) ([]unstructu
 	return out, nil
 }
 
-// dependents makes, for each owner, a Secret and a claim of the CSI
-// StorageClass owned by it (a controller ownerReference), and waits until
-// every claim is bound.
+// dependentsEach is how many dependents each owner has: a Secret, a
+// ConfigMap and a claim.
+const dependentsEach = 3
+
+// dependents makes, for each owner, a Secret, a ConfigMap and a claim of
+// the CSI StorageClass owned by it (a controller ownerReference), and waits
+// until every claim is bound.
 func (e *Env) dependents(ctx context.Context, owners []unstructured.Unstructured, set string) error {
 	class := cluster.StorageClass
 	labels := map[string]string{setLabel: set}
@@ -206,7 +271,9 @@ func (e *Env) dependents(ctx context.Context, owners []unstructured.Unstructured
 		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: dependentName(o, "data"), OwnerReferences: ref, Labels: labels},
 			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: &class,
 				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}}}}
-		for _, obj := range []client.Object{secret, pvc} {
+		config := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: dependentName(o, "config"), OwnerReferences: ref, Labels: labels},
+			Data: map[string]string{"owner": o.GetName()}}
+		for _, obj := range []client.Object{secret, config, pvc} {
 			if err := e.Client.Create(ctx, obj); err != nil {
 				return fmt.Errorf("creating %s %s/%s: %w", fmt.Sprintf("%T", obj), obj.GetNamespace(), obj.GetName(), err)
 			}
@@ -273,13 +340,14 @@ func (e *Env) allGone(ctx context.Context, owners []unstructured.Unstructured) e
 	})
 }
 
-// deleteAll deletes the owners, their Secrets and claims, and waits until
+// deleteAll deletes the owners, their Secrets, ConfigMaps and claims, and waits until
 // they and the claims' volumes are gone.
 func (e *Env) deleteAll(ctx context.Context, owners []unstructured.Unstructured) error {
 	if err := parallel(ctx, len(owners), func(ctx context.Context, i int) error {
 		o := &owners[i]
 		for _, obj := range []client.Object{o.DeepCopy(),
 			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: dependentName(o, "password")}},
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: dependentName(o, "config")}},
 			&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: dependentName(o, "data")}}} {
 			if err := client.IgnoreNotFound(e.Client.Delete(ctx, obj)); err != nil {
 				return err

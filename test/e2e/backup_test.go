@@ -166,11 +166,12 @@ var _ = Describe("An undoable uninstall, with real Velero", func() {
 			Expect(kc.Client.Delete(ctx, o)).To(Succeed())
 		}
 
-		By("undoing before the reinstall: it says what to reinstall and changes nothing")
+		By("undoing before the reinstall, through an Undo object csv-cleaner runs: it says what to reinstall and changes nothing, the Undo it made deleted")
 		out, code := undo(ctx, "--namespace", in.sub.Namespace, in.csv)
 		Expect(code).To(Equal(3), out)
-		Expect(out).To(ContainSubstring("is not installed again"))
+		Expect(out).To(And(MatchRegexp(`Undo \S+ created: csv-cleaner in the cluster runs it`), ContainSubstring("is not installed again")))
 		Expect(restores(ctx, st.Name)).To(BeZero())
+		Expect(undos(ctx)).To(BeEmpty())
 
 		By("reinstalling the operator, then undoing: one command")
 		Expect(kc.Resubscribe(ctx, in.sub)).To(Succeed())
@@ -180,7 +181,13 @@ var _ = Describe("An undoable uninstall, with real Velero", func() {
 		out, code = undo(ctx, "--namespace", in.sub.Namespace, in.csv)
 		AddReportEntry("csv-cleaner undo", fmt.Sprintf("exit %d in %s", code, time.Since(began).Round(time.Millisecond)))
 		Expect(code).To(BeZero(), out)
-		Expect(out).To(And(ContainSubstring("8 restored, 0 present already, 0 missing"), ContainSubstring("from snapshot")))
+		Expect(out).To(And(ContainSubstring("8 restored, 0 present already, 0 missing"), ContainSubstring("from snapshot"), MatchRegexp(`Undo \S+: Completed`)))
+		made := undos(ctx)
+		Expect(made).To(ConsistOf(And(HaveField("Spec.Uninstall.Name", in.csv), HaveField("Status.Phase", cleanupv1alpha1.UndoCompleted),
+			HaveField("Status.Restored", BeEquivalentTo(8)), HaveField("Status.Missing", BeZero()), HaveField("Status.OwnersLinked", BeEquivalentTo(6)))),
+			"the Undo the CLI made, as kubectl get undos shows it")
+		AddReportEntry("The Undo object", fmt.Sprintf("%s: %s, Backup %s, Restore %s: %d restored, %d present, %d missing, %d linked to their owners again",
+			made[0].Name, made[0].Status.Phase, made[0].Status.Backup, made[0].Status.Restore, made[0].Status.Restored, made[0].Status.Present, made[0].Status.Missing, made[0].Status.OwnersLinked))
 		for key, spec := range specs {
 			ns, name, _ := strings.Cut(key, "/")
 			u := fixtures.Operand(in.crd(), ns, name)
@@ -197,11 +204,13 @@ var _ = Describe("An undoable uninstall, with real Velero", func() {
 			Expect(apierrors.IsNotFound(kc.Client.Get(ctx, client.ObjectKeyFromObject(o), o))).To(BeTrue(), "%s %s came back", fmt.Sprintf("%T", o), o.GetName())
 		}
 
-		By("undoing again: nothing is missing, nothing changes")
+		By("undoing again from here (--local), not through an Undo object: nothing is missing, nothing changes")
 		n := restores(ctx, st.Name)
-		out, code = undo(ctx, "--namespace", in.sub.Namespace, in.csv)
+		out, code = undo(ctx, "--namespace", in.sub.Namespace, in.csv, "--local")
 		Expect(code).To(BeZero(), out)
-		Expect(out).To(And(ContainSubstring("nothing the uninstall destroyed is missing"), ContainSubstring("0 restored, 8 present already, 0 missing")))
+		Expect(out).To(And(ContainSubstring("Undoing from here, not through an Undo object: --local"),
+			ContainSubstring("nothing the uninstall destroyed is missing"), ContainSubstring("0 restored, 8 present already, 0 missing")))
+		Expect(undos(ctx)).To(HaveLen(1))
 		Expect(restores(ctx, st.Name)).To(Equal(n))
 
 		By("the restored Secrets, ConfigMaps and claims belonging to the restored widgets again, as they did")

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -164,6 +165,14 @@ func undo(ctx context.Context, args ...string) (string, int) {
 	}
 	AddReportEntry("csv-cleaner undo "+strings.Join(args, " "), out.String())
 	return out.String(), 0
+}
+
+// undos are the Undo objects there are.
+func undos(ctx context.Context) []cleanupv1alpha1.Undo {
+	GinkgoHelper()
+	list := &cleanupv1alpha1.UndoList{}
+	Expect(kc.Client.List(ctx, list)).To(Succeed())
+	return list.Items
 }
 
 // restores counts Velero's Restores of the Backup called backup (other specs' Restores share Velero's namespace).

@@ -380,5 +380,6 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 
 	Describe("What an uninstall destroys with its operands (the ownerReference closure), backed up first", closureSpecs)
 	Describe("The undo links owners again", relinkSpecs)
+	Describe("The undo as an API: Undo objects", undoObjectSpecs)
 	Describe("A kind nobody can read elsewhere in the cluster (opentelemetry-operator's collectors behind a dead conversion webhook)", unreadSpecs)
 })

@@ -1,0 +1,212 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// UndoPhase is where an undo stands.
+// +kubebuilder:validation:Enum=WaitingForReinstall;InProgress;Completed;PartiallyFailed;Failed
+type UndoPhase string
+
+const (
+	// UndoWaitingForReinstall: the operator is not installed again;
+	// status.reinstall says what to reinstall, and the undo goes on by
+	// itself once it is back. Nothing was restored.
+	UndoWaitingForReinstall UndoPhase = "WaitingForReinstall"
+	// UndoInProgress: Velero's Restore (status.restore) is under way.
+	UndoInProgress UndoPhase = "InProgress"
+	// UndoCompleted: everything the undo restores is back, its owners linked again.
+	UndoCompleted UndoPhase = "Completed"
+	// UndoPartiallyFailed: the undo ended with something not back as it
+	// was, or not known to be (status.objects says which and why).
+	UndoPartiallyFailed UndoPhase = "PartiallyFailed"
+	// UndoFailed: the undo cannot be made (no verified Backup of the
+	// uninstall, a selection that names nothing it destroyed); nothing was
+	// restored.
+	UndoFailed UndoPhase = "Failed"
+)
+
+// Ended reports whether an undo in phase p is over: it is not looked at again.
+func (p UndoPhase) Ended() bool {
+	return p == UndoCompleted || p == UndoPartiallyFailed || p == UndoFailed
+}
+
+// Condition types and reasons of an Undo.
+const (
+	// UndoConditionComplete is True once everything the undo restores is
+	// back; False while it waits or restores, or when it ended otherwise.
+	UndoConditionComplete = "Complete"
+
+	UndoReasonWaitingForReinstall = "WaitingForReinstall"
+	UndoReasonRestoring           = "Restoring"
+	UndoReasonCompleted           = "Completed"
+	UndoReasonNotBack             = "NotBack"
+	UndoReasonNoBackup            = "NoBackup"
+	UndoReasonInvalidSelection    = "InvalidSelection"
+	// UndoReasonRetrying: a step failed (the API server or Velero erred);
+	// it is tried again with a growing delay.
+	UndoReasonRetrying = "Retrying"
+)
+
+// UndoTarget names the uninstall an undo undoes: the owner that was uninstalled.
+// +kubebuilder:validation:XValidation:rule="self.kind == 'ClusterExtension' ? !has(self.__namespace__) : has(self.__namespace__)",message="a ClusterServiceVersion is named by namespace and name, a ClusterExtension by its name alone"
+type UndoTarget struct {
+	// kind is what was uninstalled: ClusterServiceVersion (OLM v0) or
+	// ClusterExtension (OLM v1).
+	// +kubebuilder:validation:Enum=ClusterServiceVersion;ClusterExtension
+	Kind string `json:"kind"`
+	// namespace is the CSV's namespace (not for a ClusterExtension).
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// name is the CSV's or the ClusterExtension's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// UndoSpec is what an undo restores. It cannot change: create another Undo.
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="an Undo's spec cannot change: create another Undo"
+type UndoSpec struct {
+	// uninstall names the uninstall to undo, by the owner that was uninstalled.
+	Uninstall UndoTarget `json:"uninstall"`
+
+	// only restores these custom resources the uninstall deleted, each as
+	// KIND/NAMESPACE/NAME (KIND/NAME when cluster-scoped; KIND as Kind,
+	// Kind.group or plural.group), with what they owned; empty, all of them.
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MaxLength=512
+	// +listType=set
+	// +optional
+	Only []string `json:"only,omitempty"`
+
+	// selector restores only the custom resources the uninstall deleted
+	// whose labels matched it, with what they owned.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+
+	// withoutOperator restores the CRDs and objects without the operator
+	// installed again (nobody then reconciles them); else the undo waits
+	// until it is.
+	// +optional
+	WithoutOperator bool `json:"withoutOperator,omitempty"`
+
+	// veleroNamespace is Velero's namespace, where the uninstall's Backups
+	// are looked for when its record is gone.
+	// +kubebuilder:default=velero
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	VeleroNamespace string `json:"veleroNamespace,omitempty"`
+}
+
+// UndoObject is one object the undo restores that is not back as it was,
+// or whose owners it left out.
+type UndoObject struct {
+	// kind is the object's Kind, with its group when it has one (Kind.group).
+	Kind string `json:"kind"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	// state is present, restored, missing or unread.
+	State string `json:"state"`
+	// problem says what is wrong with it.
+	// +optional
+	Problem string `json:"problem,omitempty"`
+	// ownersLeftOut are the original owners the undo did not link it to again, and why.
+	// +optional
+	OwnersLeftOut []string `json:"ownersLeftOut,omitempty"`
+}
+
+// MaxUndoObjects is how many objects status.objects lists at most.
+const MaxUndoObjects = 50
+
+// UndoStatus is where an undo stands.
+type UndoStatus struct {
+	// observedGeneration is the generation this status is about.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// phase is where the undo stands.
+	// +optional
+	Phase UndoPhase `json:"phase,omitempty"`
+	// reinstall says what to reinstall while the undo waits for the operator.
+	// +optional
+	Reinstall string `json:"reinstall,omitempty"`
+	// backup is the verified Velero Backup restored from (namespace/name).
+	// +optional
+	Backup string `json:"backup,omitempty"`
+	// restore is the Velero Restore the undo made or follows, in the Backup's namespace.
+	// +optional
+	Restore string `json:"restore,omitempty"`
+	// restorePhase is the Restore's phase as last read.
+	// +optional
+	RestorePhase string `json:"restorePhase,omitempty"`
+	// itemsRestored and totalItems are the Restore's progress as last read.
+	// +optional
+	ItemsRestored int64 `json:"itemsRestored,omitempty"`
+	// +optional
+	TotalItems int64 `json:"totalItems,omitempty"`
+	// objects counts what the undo restores; restored, present, missing and
+	// unread, where each of them was left; ownersLinked, the objects linked
+	// to their owners again.
+	// +optional
+	Objects int32 `json:"objectCount,omitempty"`
+	// +optional
+	Restored int32 `json:"restored,omitempty"`
+	// +optional
+	Present int32 `json:"present,omitempty"`
+	// +optional
+	Missing int32 `json:"missing,omitempty"`
+	// +optional
+	Unread int32 `json:"unread,omitempty"`
+	// +optional
+	OwnersLinked int32 `json:"ownersLinked,omitempty"`
+	// notBack lists the objects not back as they were, or whose owners were
+	// left out (at most 50; the counts are complete).
+	// +kubebuilder:validation:MaxItems=50
+	// +listType=atomic
+	// +optional
+	NotBack []UndoObject `json:"notBack,omitempty"`
+	// startTime is when the undo began; completionTime, when it ended.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// conditions: Complete.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Undo asks csv-cleaner to undo an uninstall it made under a CleanupPolicy
+// with backup: to restore, from the uninstall's verified Velero Backup,
+// what it destroyed and is missing now, once the operator is installed
+// again, and to link the restored objects to their owners again. It is
+// what `csv-cleaner undo` creates and follows; deleting it undoes nothing.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,path=undos,singular=undo
+// +kubebuilder:printcolumn:name="KIND",type=string,JSONPath=`.spec.uninstall.kind`
+// +kubebuilder:printcolumn:name="NAMESPACE",type=string,JSONPath=`.spec.uninstall.namespace`
+// +kubebuilder:printcolumn:name="NAME",type=string,JSONPath=`.spec.uninstall.name`
+// +kubebuilder:printcolumn:name="PHASE",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="RESTORED",type=integer,JSONPath=`.status.restored`
+// +kubebuilder:printcolumn:name="MISSING",type=integer,JSONPath=`.status.missing`
+// +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
+type Undo struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   UndoSpec   `json:"spec"`
+	Status UndoStatus `json:"status,omitempty"`
+}
+
+// UndoList is a list of Undo.
+//
+// +kubebuilder:object:root=true
+type UndoList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Undo `json:"items"`
+}

@@ -1,0 +1,168 @@
+package undocontroller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
+	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
+)
+
+// How often an undo is looked at again while it waits: for the operator's
+// reinstall, and for Velero's Restore.
+const (
+	reinstallPoll = 10 * time.Second
+	restorePoll   = 2 * time.Second
+)
+
+// Reconciler runs Undos.
+type Reconciler struct {
+	// Client reads Undos from the cache and writes their status.
+	Client client.Client
+	// Live is what the undo reads and writes through (pkg/undo).
+	Live     client.Client
+	Recorder events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=undos,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=undos/status,verbs=get;update;patch
+
+// Reconcile is the skeleton: fetch; an Undo that ended (or is being
+// deleted) is left alone; while its Restore is under way, only the Restore
+// is read; else one step of the undo, judged, into its status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	u := &cleanupv1alpha1.Undo{}
+	if err := r.Client.Get(ctx, req.NamespacedName, u); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !u.DeletionTimestamp.IsZero() || (u.Status.Phase.Ended() && u.Status.ObservedGeneration == u.Generation) {
+		return ctrl.Result{}, nil
+	}
+	log := logr.FromContextOrDiscard(ctx).WithValues("undo", klog.KObj(u), "uninstall", target(u))
+	ctx = logr.NewContext(ctx, log)
+	before := u.DeepCopy()
+	if u.Status.StartTime == nil {
+		now := metav1.Now()
+		u.Status.StartTime = &now
+	}
+	u.Status.ObservedGeneration = u.Generation
+	if waiting, err := r.followRestore(ctx, u); err != nil || waiting {
+		return r.settle(ctx, before, u, restorePoll, err)
+	}
+	o, err := optionsOf(u)
+	var res *undo.Result
+	if err == nil {
+		log.V(1).Info("Taking the undo one step on", "restore", u.Status.Restore)
+		res, err = undo.Step(ctx, r.Live, o)
+	}
+	step, err := stepOf(res, err)
+	if err != nil {
+		return r.settle(ctx, before, u, 0, err)
+	}
+	verdict := decide.JudgeUndo(step)
+	record(u, res, verdict)
+	poll := time.Duration(0)
+	switch verdict.Phase {
+	case cleanupv1alpha1.UndoWaitingForReinstall:
+		poll = reinstallPoll
+	case cleanupv1alpha1.UndoInProgress:
+		poll = restorePoll
+	}
+	return r.settle(ctx, before, u, poll, nil)
+}
+
+// followRestore reads the Restore of an undo under way: waiting while it
+// has not ended (its progress recorded), so that a reconcile reads one
+// object while Velero works rather than everything the undo restores.
+func (r *Reconciler) followRestore(ctx context.Context, u *cleanupv1alpha1.Undo) (waiting bool, _ error) {
+	if u.Status.Phase != cleanupv1alpha1.UndoInProgress || u.Status.Restore == "" {
+		return false, nil
+	}
+	namespace, _, _ := strings.Cut(u.Status.Backup, "/")
+	v := velero.Client{Live: r.Live, Writer: r.Live, Namespace: namespace}
+	restore, err := v.Restore(ctx, u.Status.Restore)
+	if err != nil || restore == nil || restore.Ended() {
+		return false, err
+	}
+	u.Status.RestorePhase, u.Status.ItemsRestored, u.Status.TotalItems = restore.Phase, restore.Restored, restore.Total
+	return true, nil
+}
+
+// settle writes the status when it changed, with an Event when the phase
+// did, and says when to look again: after poll, or, on err, after the
+// controller's backoff with the error in the Complete condition.
+func (r *Reconciler) settle(ctx context.Context, before, u *cleanupv1alpha1.Undo, poll time.Duration, err error) (ctrl.Result, error) {
+	log := logr.FromContextOrDiscard(ctx)
+	if err != nil {
+		meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{Type: cleanupv1alpha1.UndoConditionComplete, Status: metav1.ConditionFalse,
+			Reason: cleanupv1alpha1.UndoReasonRetrying, Message: "tried again with a growing delay after: " + err.Error(), ObservedGeneration: u.Generation})
+	}
+	if !equality.Semantic.DeepEqual(before.Status, u.Status) {
+		if werr := r.Client.Status().Patch(ctx, u, client.MergeFrom(before)); werr != nil {
+			return ctrl.Result{}, errors.Join(err, fmt.Errorf("writing the status of Undo %s: %w", u.Name, werr))
+		}
+		if u.Status.Phase != before.Status.Phase && u.Status.Phase != "" {
+			c := meta.FindStatusCondition(u.Status.Conditions, cleanupv1alpha1.UndoConditionComplete)
+			kind := corev1.EventTypeNormal
+			if u.Status.Phase == cleanupv1alpha1.UndoFailed || u.Status.Phase == cleanupv1alpha1.UndoPartiallyFailed {
+				kind = corev1.EventTypeWarning
+			}
+			log.Info("The undo moved on", "phase", u.Status.Phase, "restore", u.Status.Restore, "message", c.Message)
+			r.Recorder.Eventf(u, nil, kind, "Undo"+string(u.Status.Phase), "Undo", "%s", c.Message)
+		}
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: poll}, nil
+}
+
+// target names the uninstall an Undo undoes, for a log line.
+func target(u *cleanupv1alpha1.Undo) string {
+	t := u.Spec.Uninstall
+	if t.Namespace == "" {
+		return t.Kind + " " + t.Name
+	}
+	return t.Kind + " " + t.Namespace + "/" + t.Name
+}
+
+// stepOf is what a step found, in pkg/decide's terms; err only when the
+// step failed in a way that is tried again (the API server, Velero).
+func stepOf(res *undo.Result, err error) (decide.UndoStep, error) {
+	var s decide.UndoStep
+	reinstall, selection := (*undo.NotReinstalledError)(nil), (*undo.SelectionError)(nil)
+	switch {
+	case errors.Is(err, undo.ErrNoBackup):
+		s.NoBackup = err.Error()
+	case errors.As(err, &selection):
+		s.InvalidSelection = err.Error()
+	case errors.As(err, &reinstall):
+		s.NotReinstalled = err.Error()
+	case apierrors.IsForbidden(err):
+		// What csv-cleaner may not read or write does not change by itself
+		// soon; it is said, and tried again with the backoff.
+		return s, fmt.Errorf("%w (the undo's rights come with manifests/velero: docs/backup.md, \"Rights\")", err)
+	case err != nil:
+		return s, err
+	}
+	if res != nil {
+		s.UnderWay, s.Objects, s.NotBack = res.UnderWay, len(res.Rows), res.Missing()
+	}
+	return s, nil
+}

@@ -1,0 +1,136 @@
+package undocontroller
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
+	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
+)
+
+func TestOptionsOf(t *testing.T) {
+	csv := cleanupv1alpha1.UndoTarget{Kind: "ClusterServiceVersion", Namespace: "ops", Name: "op.v1"}
+	for _, tc := range []struct {
+		name    string
+		spec    cleanupv1alpha1.UndoSpec
+		wantErr string
+		check   func(undo.Options) string
+	}{
+		{name: "a CSV, Velero's namespace defaulted", spec: cleanupv1alpha1.UndoSpec{Uninstall: csv},
+			check: func(o undo.Options) string {
+				if o.Owner != (undo.Owner{Namespace: "ops", Name: "op.v1"}) || o.VeleroNamespace != cleanupv1alpha1.DefaultVeleroNamespace || !o.Selection.Empty() {
+					return fmt.Sprintf("%+v", o)
+				}
+				return ""
+			}},
+		{name: "a ClusterExtension", spec: cleanupv1alpha1.UndoSpec{Uninstall: cleanupv1alpha1.UndoTarget{Kind: "ClusterExtension", Name: "ext"}, VeleroNamespace: "backups", WithoutOperator: true},
+			check: func(o undo.Options) string {
+				if !o.Owner.Extension || o.Owner.Name != "ext" || o.VeleroNamespace != "backups" || !o.WithoutOperator {
+					return fmt.Sprintf("%+v", o)
+				}
+				return ""
+			}},
+		{name: "only and a selector", spec: cleanupv1alpha1.UndoSpec{Uninstall: csv, Only: []string{"Widget/a/w1", "Cluster/c1"}, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "db"}}},
+			check: func(o undo.Options) string {
+				if len(o.Selection.Only) != 2 || o.Selection.Only[1] != (decide.ObjectName{Kind: "Cluster", Name: "c1"}) || o.Selection.Selector.String() != "tier=db" {
+					return fmt.Sprintf("%+v", o.Selection)
+				}
+				return ""
+			}},
+		{name: "an empty selector selects everything", spec: cleanupv1alpha1.UndoSpec{Uninstall: csv, Selector: &metav1.LabelSelector{}},
+			check: func(o undo.Options) string {
+				if !o.Selection.Empty() {
+					return "not empty"
+				}
+				return ""
+			}},
+		{name: "a malformed name is a selection error", spec: cleanupv1alpha1.UndoSpec{Uninstall: csv, Only: []string{"w1"}}, wantErr: "spec.only"},
+		{name: "a malformed selector is a selection error", spec: cleanupv1alpha1.UndoSpec{Uninstall: csv, Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Near"}}}}, wantErr: "spec.selector"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := optionsOf(&cleanupv1alpha1.Undo{Spec: tc.spec, Status: cleanupv1alpha1.UndoStatus{Restore: "r1"}})
+			if tc.wantErr != "" {
+				var sel *undo.SelectionError
+				if !errors.As(err, &sel) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want a SelectionError naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Restore != "r1" {
+				t.Errorf("the Restore of the status is not followed: %q", o.Restore)
+			}
+			if why := tc.check(o); why != "" {
+				t.Error(why)
+			}
+		})
+	}
+}
+
+func TestRecord(t *testing.T) {
+	rows := []undo.Row{
+		{Object: decide.Held{Group: "example.com", Kind: "Widget", Namespace: "a", Name: "w1"}, State: undo.StateRestored},
+		{Object: decide.Held{Kind: "Secret", Namespace: "a", Name: "s1"}, State: undo.StateRestored, Owners: []string{"Widget.example.com a/w1"}},
+		{Object: decide.Held{Kind: "ConfigMap", Namespace: "a", Name: "c1"}, State: undo.StatePresent, OwnersLeftOut: []string{"ClusterRole r: not restored"}},
+		{Object: decide.Held{Kind: "PersistentVolumeClaim", Namespace: "a", Name: "p1"}, State: undo.StateRestored, Problem: "not bound to a volume"},
+		{Object: decide.Held{Group: "example.com", Kind: "Widget", Namespace: "a", Name: "w2"}, State: undo.StateMissing},
+	}
+	t.Run("an ended undo: counts, what is not back, and its end", func(t *testing.T) {
+		u := &cleanupv1alpha1.Undo{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
+		res := &undo.Result{Backup: "velero/b1", Restore: "b1-undo-1", RestorePhase: "Completed", Rows: rows, Progress: &velero.Restore{Restored: 4, Total: 4}}
+		v := decide.JudgeUndo(decide.UndoStep{Objects: len(rows), NotBack: res.Missing()})
+		record(u, res, v)
+		st := u.Status
+		if st.Phase != cleanupv1alpha1.UndoPartiallyFailed || st.Objects != 5 || st.Restored != 3 || st.Present != 1 || st.Missing != 1 || st.OwnersLinked != 1 {
+			t.Errorf("status %+v", st)
+		}
+		if len(st.NotBack) != 3 || st.NotBack[0].Name != "c1" || st.NotBack[1].Problem != "not bound to a volume" || st.NotBack[2].State != undo.StateMissing {
+			t.Errorf("notBack %+v: want c1 (owners left out), p1 (a problem), w2 (missing)", st.NotBack)
+		}
+		if st.Backup != "velero/b1" || st.Restore != "b1-undo-1" || st.ItemsRestored != 4 || st.CompletionTime == nil {
+			t.Errorf("status %+v", st)
+		}
+		c := meta.FindStatusCondition(st.Conditions, cleanupv1alpha1.UndoConditionComplete)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != cleanupv1alpha1.UndoReasonNotBack || c.ObservedGeneration != 1 {
+			t.Errorf("condition %+v", c)
+		}
+	})
+	t.Run("a Restore under way keeps the counts of the last ended step, and no end", func(t *testing.T) {
+		u := &cleanupv1alpha1.Undo{}
+		record(u, &undo.Result{Backup: "velero/b1", Restore: "b1-undo-1", RestorePhase: "InProgress", UnderWay: true, Rows: rows}, decide.JudgeUndo(decide.UndoStep{UnderWay: true}))
+		if u.Status.Phase != cleanupv1alpha1.UndoInProgress || u.Status.Objects != 0 || u.Status.CompletionTime != nil || u.Status.Restore != "b1-undo-1" {
+			t.Errorf("status %+v", u.Status)
+		}
+	})
+	t.Run("waiting for the reinstall says what to reinstall; once back, it says it no more", func(t *testing.T) {
+		u := &cleanupv1alpha1.Undo{}
+		record(u, nil, decide.JudgeUndo(decide.UndoStep{NotReinstalled: "reinstall it"}))
+		if u.Status.Reinstall != "reinstall it" || u.Status.Phase != cleanupv1alpha1.UndoWaitingForReinstall {
+			t.Errorf("status %+v", u.Status)
+		}
+		record(u, &undo.Result{Restore: "r", UnderWay: true}, decide.JudgeUndo(decide.UndoStep{UnderWay: true}))
+		if u.Status.Reinstall != "" {
+			t.Errorf("reinstall still said: %q", u.Status.Reinstall)
+		}
+	})
+	t.Run("status.notBack holds 50 objects at most; the counts are complete", func(t *testing.T) {
+		var many []undo.Row
+		for i := range 80 {
+			many = append(many, undo.Row{Object: decide.Held{Kind: "Secret", Namespace: "a", Name: fmt.Sprint(i)}, State: undo.StateMissing})
+		}
+		u := &cleanupv1alpha1.Undo{}
+		record(u, &undo.Result{Rows: many}, decide.JudgeUndo(decide.UndoStep{Objects: 80, NotBack: 80}))
+		if len(u.Status.NotBack) != cleanupv1alpha1.MaxUndoObjects || u.Status.Missing != 80 {
+			t.Errorf("%d listed, %d missing", len(u.Status.NotBack), u.Status.Missing)
+		}
+	})
+}

@@ -1,0 +1,260 @@
+package envtest_test
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
+)
+
+// reinstall installs the scenario's operator again after its uninstall, as
+// OLM does: its CRDs (kept, or made again) and a Succeeded CSV of the same name.
+func (s *scenario) reinstall(ctx context.Context) {
+	GinkgoHelper()
+	for _, crd := range s.install.CRDs {
+		Expect(fixtures.CreateCRD(ctx, k8s, s.install.CRDObject(crd))).To(Succeed())
+	}
+	csv := s.install.CSV()
+	Expect(k8s.Create(ctx, csv)).To(Succeed())
+	base := csv.DeepCopy()
+	csv.Status.Phase, csv.Status.Reason = "Succeeded", "InstallSucceeded"
+	Expect(k8s.Status().Patch(ctx, csv, client.MergeFrom(base))).To(Succeed())
+}
+
+// undoOf is an Undo of the scenario's uninstall, its Backups looked for in
+// veleroNamespace.
+func (s *scenario) undoOf(name, veleroNamespace string, mutate ...func(*cleanupv1alpha1.UndoSpec)) *cleanupv1alpha1.Undo {
+	u := &cleanupv1alpha1.Undo{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: cleanupv1alpha1.UndoSpec{
+		Uninstall:       cleanupv1alpha1.UndoTarget{Kind: "ClusterServiceVersion", Namespace: s.install.Namespace, Name: s.install.CSVName},
+		VeleroNamespace: veleroNamespace,
+	}}
+	for _, m := range mutate {
+		m(&u.Spec)
+	}
+	return u
+}
+
+// createUndo creates u, deleted after the spec.
+func createUndo(ctx context.Context, u *cleanupv1alpha1.Undo) {
+	GinkgoHelper()
+	Expect(k8s.Create(ctx, u)).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, u))).To(Succeed()) })
+}
+
+// undoStatus reads an Undo's status as it is now.
+func undoStatus(ctx context.Context, name string) cleanupv1alpha1.UndoStatus {
+	GinkgoHelper()
+	u := &cleanupv1alpha1.Undo{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Name: name}, u)).To(Succeed())
+	return u.Status
+}
+
+// undoPhase is an Undo's phase and the reason of its Complete condition.
+func undoPhase(ctx context.Context, name string) string {
+	st := undoStatus(ctx, name)
+	c := meta.FindStatusCondition(st.Conditions, cleanupv1alpha1.UndoConditionComplete)
+	if c == nil {
+		return string(st.Phase)
+	}
+	return string(st.Phase) + "/" + c.Reason
+}
+
+// undoObjectSpecs are the specs of the undo as an API (docs/backup.md,
+// "The Undo object"): they run in the backup gate's ordered container.
+func undoObjectSpecs() {
+	It("runs an Undo: waits for the reinstall saying what to reinstall, goes on by itself, follows the same Restore after csv-cleaner stopped in the middle, links the owners; a second Undo makes no Restore, and deleting one undoes nothing", func(ctx SpecContext) {
+		s := newScenario("undoobj")
+		s.createPolicy(ctx, backupTo("velero-undoobj"))
+		v := startFakeVelero(ctx, "velero-undoobj", "Available")
+		s.installWithOperand(ctx)
+		a := s.ns("a")
+		w1 := fixtures.Operand(s.crd(0), a, "w1")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(w1), w1)).To(Succeed())
+		cm := configMap(ctx, a, "w1-config", w1)
+		s.uninstall(ctx)
+		Eventually(func(ctx context.Context) bool { return present(ctx, cm) }).WithContext(ctx).WithTimeout(2 * time.Minute).Should(BeFalse())
+
+		By("a selection that names nothing the uninstall destroyed: Failed, nothing restored")
+		bad := s.undoOf("undoobj-typo", "velero-undoobj", func(u *cleanupv1alpha1.UndoSpec) {
+			u.WithoutOperator, u.Only = true, []string{"Widget/" + a + "/w9"}
+		})
+		createUndo(ctx, bad)
+		Eventually(func(ctx context.Context) string { return undoPhase(ctx, bad.Name) }).WithContext(ctx).Should(Equal("Failed/" + cleanupv1alpha1.UndoReasonInvalidSelection))
+		Expect(meta.FindStatusCondition(undoStatus(ctx, bad.Name).Conditions, cleanupv1alpha1.UndoConditionComplete).Message).To(ContainSubstring("the uninstall deleted no custom resource Widget/" + a + "/w9"))
+		Expect(restoresIn(ctx, "velero-undoobj")).To(BeZero())
+
+		By("the operator not installed again: the Undo waits and says what to reinstall; nothing is restored")
+		u := s.undoOf("undoobj", "velero-undoobj")
+		createUndo(ctx, u)
+		Eventually(func(ctx context.Context) string { return undoPhase(ctx, u.Name) }).WithContext(ctx).Should(Equal("WaitingForReinstall/" + cleanupv1alpha1.UndoReasonWaitingForReinstall))
+		Expect(undoStatus(ctx, u.Name).Reinstall).To(And(ContainSubstring("no Succeeded CSV in namespace "+s.install.Namespace), ContainSubstring("reinstall it")))
+		Consistently(func(ctx context.Context) int { return restoresIn(ctx, "velero-undoobj") }).WithContext(ctx).WithTimeout(2 * time.Second).Should(BeZero())
+
+		By("reinstalled, Velero holding the Restore in progress: the Undo goes on by itself and says InProgress")
+		v.endRestoresIn("")
+		s.reinstall(ctx)
+		Eventually(func(ctx context.Context) string { return undoPhase(ctx, u.Name) }).WithContext(ctx).WithTimeout(time.Minute).Should(Equal("InProgress/" + cleanupv1alpha1.UndoReasonRestoring))
+		restore := undoStatus(ctx, u.Name).Restore
+		Expect(restore).NotTo(BeEmpty())
+
+		By("csv-cleaner stopped in the middle; Velero restores without the ownerReferences")
+		scaleToZero()
+		v.endRestoresIn("Completed")
+		Eventually(func(ctx context.Context) bool { return present(ctx, cm) }).WithContext(ctx).Should(BeTrue())
+		Expect(ownersOf(ctx, cm)).To(BeEmpty(), "Velero strips them")
+
+		By("csv-cleaner back: it follows the same Restore, links the owners and completes")
+		startManager()
+		Eventually(func(ctx context.Context) string { return undoPhase(ctx, u.Name) }).WithContext(ctx).WithTimeout(time.Minute).Should(Equal("Completed/" + cleanupv1alpha1.UndoReasonCompleted))
+		st := undoStatus(ctx, u.Name)
+		Expect(st.Restore).To(Equal(restore))
+		Expect(restoresIn(ctx, "velero-undoobj")).To(Equal(1))
+		Expect(st).To(And(HaveField("Objects", BeEquivalentTo(2)), HaveField("Restored", BeEquivalentTo(2)), HaveField("Missing", BeZero()),
+			HaveField("OwnersLinked", BeEquivalentTo(1)), HaveField("NotBack", BeEmpty()), HaveField("CompletionTime", Not(BeNil()))))
+		Expect(st.Backup).To(HavePrefix("velero-undoobj/"))
+		Expect(ownersOf(ctx, cm)).To(ConsistOf(HaveField("UID", BeEquivalentTo(uidOf(ctx, w1)))))
+		everyOwnerThere(ctx, cm)
+		undoEvents(ctx, u.Name, "UndoWaitingForReinstall", "UndoInProgress", "UndoCompleted")
+
+		By("a second Undo of the same uninstall: nothing missing, no Restore; `csv-cleaner undo` through an Undo object says the same")
+		again := s.undoOf("undoobj-again", "velero-undoobj")
+		createUndo(ctx, again)
+		Eventually(func(ctx context.Context) string { return undoPhase(ctx, again.Name) }).WithContext(ctx).Should(Equal("Completed/" + cleanupv1alpha1.UndoReasonCompleted))
+		Expect(undoStatus(ctx, again.Name)).To(And(HaveField("Present", BeEquivalentTo(2)), HaveField("Restored", BeZero()), HaveField("Restore", "")))
+		out, code := runCLI(ctx, "undo", "-n", s.install.Namespace, s.install.CSVName, "--velero-namespace", "velero-undoobj")
+		Expect(code).To(BeZero(), out)
+		Expect(out).To(And(ContainSubstring("0 restored, 2 present already, 0 missing"), MatchRegexp(`ConfigMap\s+`+a+`\s+w1-config\s+present\s+-\s+linked to Widget.`+s.crd(0).Group+` `+a+`/w1`)))
+		Expect(restoresIn(ctx, "velero-undoobj")).To(Equal(1))
+		undos := &cleanupv1alpha1.UndoList{}
+		Expect(k8s.List(ctx, undos)).To(Succeed())
+		Expect(undos.Items).To(HaveLen(4), "the CLI's Undo stays, as history")
+
+		By("deleting the Undo: what it restored stays")
+		Expect(k8s.Delete(ctx, u)).To(Succeed())
+		Consistently(func(ctx context.Context) bool { return present(ctx, w1) && present(ctx, cm) }).WithContext(ctx).WithTimeout(2 * time.Second).Should(BeTrue())
+	})
+
+	It("says in an Undo's status that the uninstall it names had no backup, or does not exist; the API refuses a malformed Undo and a change of its spec", func(ctx SpecContext) {
+		startFakeVelero(ctx, "velero-undobad", "Available")
+		typo := &cleanupv1alpha1.Undo{ObjectMeta: metav1.ObjectMeta{Name: "undobad-typo"}, Spec: cleanupv1alpha1.UndoSpec{
+			Uninstall: cleanupv1alpha1.UndoTarget{Kind: "ClusterServiceVersion", Namespace: "operators", Name: "no-such-operator.v1.0.0"}, VeleroNamespace: "velero-undobad"}}
+		createUndo(ctx, typo)
+		Eventually(func(ctx context.Context) string { return undoPhase(ctx, typo.Name) }).WithContext(ctx).Should(Equal("Failed/" + cleanupv1alpha1.UndoReasonNoBackup))
+		Expect(meta.FindStatusCondition(undoStatus(ctx, typo.Name).Conditions, cleanupv1alpha1.UndoConditionComplete).Message).To(
+			And(ContainSubstring("no verified backup of the uninstall of CSV operators/no-such-operator.v1.0.0"), ContainSubstring("nothing was restored")))
+		Expect(restoresIn(ctx, "velero-undobad")).To(BeZero())
+		undoEvents(ctx, typo.Name, "UndoFailed")
+
+		By("the CLI through an Undo object: exit 1, the same message")
+		_, code := runCLI(ctx, "undo", "clusterextension", "never-installed", "--velero-namespace", "velero-undobad")
+		Expect(code).To(Equal(1))
+
+		By("malformed: refused by the API server, with what is wrong")
+		extWithNamespace := &cleanupv1alpha1.Undo{ObjectMeta: metav1.ObjectMeta{Name: "undobad-ext"}, Spec: cleanupv1alpha1.UndoSpec{
+			Uninstall: cleanupv1alpha1.UndoTarget{Kind: "ClusterExtension", Namespace: "operators", Name: "x"}}}
+		Expect(k8s.Create(ctx, extWithNamespace)).To(MatchError(ContainSubstring("a ClusterExtension by its name alone")))
+		csvWithout := &cleanupv1alpha1.Undo{ObjectMeta: metav1.ObjectMeta{Name: "undobad-csv"}, Spec: cleanupv1alpha1.UndoSpec{
+			Uninstall: cleanupv1alpha1.UndoTarget{Kind: "ClusterServiceVersion", Name: "x"}}}
+		Expect(k8s.Create(ctx, csvWithout)).To(MatchError(ContainSubstring("a ClusterServiceVersion is named by namespace and name")))
+		other := &cleanupv1alpha1.Undo{ObjectMeta: metav1.ObjectMeta{Name: "undobad-kind"}, Spec: cleanupv1alpha1.UndoSpec{
+			Uninstall: cleanupv1alpha1.UndoTarget{Kind: "Subscription", Namespace: "operators", Name: "x"}}}
+		Expect(k8s.Create(ctx, other)).To(MatchError(ContainSubstring("Unsupported value")))
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(typo), typo)).To(Succeed())
+		typo.Spec.Uninstall.Name = "another.v1.0.0"
+		Expect(k8s.Update(ctx, typo)).To(MatchError(ContainSubstring("an Undo's spec cannot change")))
+	})
+}
+
+// undoEvents waits until the Events about the Undo called name have each
+// of reasons, and returns them.
+func undoEvents(ctx context.Context, name string, reasons ...string) []string {
+	GinkgoHelper()
+	var out []string
+	Eventually(func(ctx context.Context) []string {
+		list := &eventsv1.EventList{}
+		Expect(k8s.List(ctx, list)).To(Succeed())
+		out = nil
+		for _, e := range list.Items {
+			if e.Regarding.Kind == "Undo" && e.Regarding.Name == name {
+				out = append(out, e.Reason)
+			}
+		}
+		return out
+	}).WithContext(ctx).Should(ContainElements(reasons))
+	return out
+}
+
+// applyUndoRights applies manifests/velero/undo.yaml, as an admin does for
+// Undos, removed after the spec.
+func applyUndoRights(ctx context.Context) {
+	GinkgoHelper()
+	objs, err := fixtures.ShippedUndoObjects()
+	Expect(err).NotTo(HaveOccurred())
+	for _, o := range objs {
+		Expect(k8s.Create(ctx, o)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, o))).To(Succeed()) })
+	}
+}
+
+var _ = Describe("The rights and the fence of manifests/velero/undo.yaml", func() {
+	It("let csv-cleaner's ServiceAccount write the ownerReferences of what Velero restored, and nothing else", func(ctx SpecContext) {
+		as, err := client.New(deployedServiceAccount(ctx), client.Options{Scheme: k8s.Scheme()})
+		Expect(err).NotTo(HaveOccurred())
+		applyUndoRights(ctx)
+		ns := "undofence"
+		Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, fixtures.Namespace(ns)))).To(Succeed())
+		owner := configMap(ctx, ns, "owner")
+		restored := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "restored", Labels: map[string]string{"velero.io/backup-name": "b1"}},
+			Data: map[string][]byte{"password": []byte("s3cret")}}
+		mine := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "not-restored"}, Data: map[string][]byte{"password": []byte("s3cret")}}
+		Expect(k8s.Create(ctx, restored)).To(Succeed())
+		Expect(k8s.Create(ctx, mine)).To(Succeed())
+		restored.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+		mine.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+		patch := func(s *corev1.Secret, change func(*corev1.Secret), opts ...client.PatchOption) error {
+			fresh := &corev1.Secret{}
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), fresh)).To(Succeed())
+			changed := fresh.DeepCopy()
+			change(changed)
+			return as.Patch(ctx, changed, client.MergeFrom(fresh), opts...)
+		}
+		link := func(s *corev1.Secret) { s.OwnerReferences = []metav1.OwnerReference{ownerRef(owner)} }
+		fenced := "csv-cleaner may change only the ownerReferences of an object Velero restored"
+
+		By("its data, its labels, or a Secret Velero did not restore: refused by the fence (dry runs, so that nothing changes while the policy loads)")
+		for what, change := range map[string]func(*corev1.Secret){
+			"data":  func(s *corev1.Secret) { s.Data["password"] = []byte("stolen") },
+			"label": func(s *corev1.Secret) { delete(s.Labels, "velero.io/backup-name"); link(s) },
+		} {
+			Eventually(func(ctx context.Context) error { return patch(restored, change, client.DryRunAll) }).WithContext(ctx).
+				Should(And(Satisfy(apierrors.IsForbidden), MatchError(ContainSubstring(fenced))), what)
+		}
+		Eventually(func(ctx context.Context) error { return patch(mine, link, client.DryRunAll) }).WithContext(ctx).Should(MatchError(ContainSubstring(fenced)))
+
+		By("the ownerReferences of a restored Secret: allowed")
+		Expect(patch(restored, link)).To(Succeed())
+		Expect(ownersOf(ctx, restored)).To(ConsistOf(HaveField("UID", owner.UID)))
+		Expect(ownersOf(ctx, mine)).To(BeEmpty())
+		s := &corev1.Secret{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(restored), s)).To(Succeed())
+		Expect(s.Data).To(HaveKeyWithValue("password", []byte("s3cret")))
+
+		By("a kind the role does not name: refused by RBAC")
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p", Labels: map[string]string{"velero.io/backup-name": "b1"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "c"}}}}
+		Expect(k8s.Create(ctx, pod)).To(Succeed())
+		base := pod.DeepCopy()
+		pod.OwnerReferences = []metav1.OwnerReference{ownerRef(owner)}
+		Expect(apierrors.IsForbidden(as.Patch(ctx, pod, client.MergeFrom(base)))).To(BeTrue())
+	})
+})
