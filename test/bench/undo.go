@@ -8,9 +8,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
@@ -196,6 +198,27 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 // does when it installs it again: the extension, its operator's objects,
 // and its CRDs (kept, detached by the uninstall) its own again.
 func (e *Env) reinstallExtension(ctx context.Context, w *extensionWorkload) error {
+	// The uninstalled extension goes once operator-controller's own
+	// finalizers have (no operator-controller runs here), and the garbage
+	// collector then deletes its operator's objects.
+	old := w.objs
+	if err := e.Client.Patch(ctx, old.Extension, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("removing operator-controller's finalizers from ClusterExtension %s: %w", w.id, err)
+	}
+	gone := []client.Object{old.Extension, old.Role, old.Binding, old.Deployment}
+	if old.HelmRelease != nil {
+		gone = append(gone, old.HelmRelease)
+	}
+	if err := controlplane.WaitFor(ctx, 2*time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		for _, o := range gone {
+			if err := e.Client.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object)); !apierrors.IsNotFound(err) {
+				return false, client.IgnoreNotFound(err)
+			}
+		}
+		return true, nil
+	}); err != nil {
+		return fmt.Errorf("waiting for ClusterExtension %s and its operator's objects to go: %w", w.id, err)
+	}
 	var err error
 	if w.objs, err = w.ext.Create(ctx, e.Client); err != nil {
 		return fmt.Errorf("making ClusterExtension %s again: %w", w.id, err)
