@@ -66,9 +66,8 @@ func dependentKeys(ns, name string) (secret, config, claim client.ObjectKey) {
 
 // withDependents makes what an operator of databases makes for the operand
 // owner, each with a controller ownerReference to it: a Secret with a
-// generated password, a ConfigMap, and a claim of the CSI StorageClass
-// holding 64 KiB of random bytes and a file, written through the volume's
-// folder once the claim is bound.
+// generated password, a ConfigMap, and a claim holding bytes
+// (claimWithBytes).
 func withDependents(ctx context.Context, csi *cluster.CSI, owner *unstructured.Unstructured) data {
 	GinkgoHelper()
 	ref := metav1.OwnerReference{APIVersion: owner.GetAPIVersion(), Kind: owner.GetKind(), Name: owner.GetName(), UID: owner.GetUID(),
@@ -83,22 +82,31 @@ func withDependents(ctx context.Context, csi *cluster.CSI, owner *unstructured.U
 	config := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: configKey.Namespace, Name: configKey.Name, OwnerReferences: []metav1.OwnerReference{ref}},
 		Data: map[string]string{"postgresql.conf": "max_connections = " + owner.GetName()}}
 	Expect(kc.Client.Create(ctx, config)).To(Succeed())
+	return data{secret: secret.Data, config: config.Data, volume: claimWithBytes(ctx, csi, claimKey, ref)}
+}
+
+// claimWithBytes makes a claim of the CSI StorageClass owned through refs,
+// waits until it is bound, and writes 64 KiB of random bytes and a file
+// through its volume's folder, as a database would; it returns the sha256
+// of every file of the volume.
+func claimWithBytes(ctx context.Context, csi *cluster.CSI, key client.ObjectKey, refs ...metav1.OwnerReference) map[string]string {
+	GinkgoHelper()
 	class := cluster.StorageClass
-	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: claimKey.Namespace, Name: claimKey.Name, OwnerReferences: []metav1.OwnerReference{ref}},
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, OwnerReferences: refs},
 		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: &class,
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}}}}
 	Expect(kc.Client.Create(ctx, pvc)).To(Succeed())
 	var dir string
 	Eventually(func(ctx context.Context) (err error) {
-		dir, err = csi.VolumePath(ctx, claimKey.Namespace, claimKey.Name)
+		dir, err = csi.VolumePath(ctx, key.Namespace, key.Name)
 		return err
-	}).WithContext(ctx).Should(Succeed(), "claim %s is bound to a volume of the CSI driver (see csi-provisioner.log)", claimKey)
+	}).WithContext(ctx).Should(Succeed(), "claim %s is bound to a volume of the CSI driver (see csi-provisioner.log)", key)
 	random := make([]byte, 64<<10)
 	_, _ = rand.Read(random)
 	Expect(os.MkdirAll(filepath.Join(dir, "pgdata"), 0o755)).To(Succeed())
 	Expect(os.WriteFile(filepath.Join(dir, "pgdata", "base.bin"), random, 0o644)).To(Succeed())
 	Expect(os.WriteFile(filepath.Join(dir, "PG_VERSION"), []byte("17\n"), 0o644)).To(Succeed())
-	return data{secret: secret.Data, config: config.Data, volume: volumeSums(dir)}
+	return volumeSums(dir)
 }
 
 // volumeSums are the sha256 of every file under dir, by path.
