@@ -171,7 +171,7 @@ var _ = Describe("An undoable uninstall, with real Velero", func() {
 		Expect(code).To(Equal(3), out)
 		Expect(out).To(And(MatchRegexp(`Undo \S+ created: csv-cleaner in the cluster runs it`), ContainSubstring("is not installed again")))
 		Expect(restores(ctx, st.Name)).To(BeZero())
-		Expect(undos(ctx)).To(BeEmpty())
+		Expect(undos(ctx, in.sub.Namespace, in.csv)).To(BeEmpty())
 
 		By("reinstalling the operator, then undoing: one command")
 		Expect(kc.Resubscribe(ctx, in.sub)).To(Succeed())
@@ -182,7 +182,7 @@ var _ = Describe("An undoable uninstall, with real Velero", func() {
 		AddReportEntry("csv-cleaner undo", fmt.Sprintf("exit %d in %s", code, time.Since(began).Round(time.Millisecond)))
 		Expect(code).To(BeZero(), out)
 		Expect(out).To(And(ContainSubstring("8 restored, 0 present already, 0 missing"), ContainSubstring("from snapshot"), MatchRegexp(`Undo \S+: Completed`)))
-		made := undos(ctx)
+		made := undos(ctx, in.sub.Namespace, in.csv)
 		Expect(made).To(ConsistOf(And(HaveField("Spec.Uninstall.Name", in.csv), HaveField("Status.Phase", cleanupv1alpha1.UndoCompleted),
 			HaveField("Status.Restored", BeEquivalentTo(8)), HaveField("Status.Missing", BeZero()), HaveField("Status.OwnersLinked", BeEquivalentTo(6)))),
 			"the Undo the CLI made, as kubectl get undos shows it")
@@ -210,7 +210,7 @@ var _ = Describe("An undoable uninstall, with real Velero", func() {
 		Expect(code).To(BeZero(), out)
 		Expect(out).To(And(ContainSubstring("Undoing from here, not through an Undo object: --local"),
 			ContainSubstring("nothing the uninstall destroyed is missing"), ContainSubstring("0 restored, 8 present already, 0 missing")))
-		Expect(undos(ctx)).To(HaveLen(1))
+		Expect(undos(ctx, in.sub.Namespace, in.csv)).To(HaveLen(1))
 		Expect(restores(ctx, st.Name)).To(Equal(n))
 
 		By("the restored Secrets, ConfigMaps and claims belonging to the restored widgets again, as they did")

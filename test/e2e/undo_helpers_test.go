@@ -175,12 +175,19 @@ func undo(ctx context.Context, args ...string) (string, int) {
 	return out.String(), 0
 }
 
-// undos are the Undo objects there are.
-func undos(ctx context.Context) []cleanupv1alpha1.Undo {
+// undos are the Undo objects of the uninstall of CSV namespace/name (other
+// specs' Undos share the cluster: an Undo is cluster-scoped).
+func undos(ctx context.Context, namespace, name string) []cleanupv1alpha1.Undo {
 	GinkgoHelper()
 	list := &cleanupv1alpha1.UndoList{}
 	Expect(kc.Client.List(ctx, list)).To(Succeed())
-	return list.Items
+	var out []cleanupv1alpha1.Undo
+	for _, u := range list.Items {
+		if u.Spec.Uninstall.Namespace == namespace && u.Spec.Uninstall.Name == name {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // restores counts Velero's Restores of the Backup called backup (other specs' Restores share Velero's namespace).

@@ -164,7 +164,7 @@ var _ = Describe("An undo of one operand, into a newer operator, with real Veler
 			HaveField("Controller", BeNil()), HaveField("BlockOwnerDeletion", BeNil()))), "the chain followed: the claim is the restored StatefulSet's, as the StatefulSet controller set it")
 		Expect(widgetAt(ctx, in, "v1", b, "db2")).To(BeNil())
 		Expect(dependentsGone(ctx, b, "db2")).To(BeTrue())
-		Expect(undos(ctx)).To(ContainElement(And(HaveField("Spec.Only", ConsistOf("Widget/"+a+"/db1")), HaveField("Status.Phase", cleanupv1alpha1.UndoCompleted),
+		Expect(undos(ctx, in.sub.Namespace, in.csv)).To(ContainElement(And(HaveField("Spec.Only", ConsistOf("Widget/"+a+"/db1")), HaveField("Status.Phase", cleanupv1alpha1.UndoCompleted),
 			HaveField("Status.Restored", BeEquivalentTo(6)), HaveField("Status.OwnersLinked", BeEquivalentTo(5)))))
 
 		By("upgrading to 3.0.0, whose CRD serves v2 alone: db1 stays")
@@ -192,7 +192,7 @@ var _ = Describe("An undo of one operand, into a newer operator, with real Veler
 		Expect(dataOf(ctx, csi, b, "db2")).To(Equal(held2), "db2's Secret, ConfigMap and volume bytes come back all the same")
 		secretKey, _, _ = dependentKeys(b, "db2")
 		Expect(ownersAt(ctx, core.WithKind("Secret"), secretKey)).To(BeEmpty(), "its owner did not come back: left out, never a UID that is not there")
-		Expect(undos(ctx)).To(ContainElement(And(HaveField("Spec.Only", BeEmpty()), HaveField("Status.Phase", cleanupv1alpha1.UndoPartiallyFailed),
+		Expect(undos(ctx, in.sub.Namespace, in.csv)).To(ContainElement(And(HaveField("Spec.Only", BeEmpty()), HaveField("Status.Phase", cleanupv1alpha1.UndoPartiallyFailed),
 			HaveField("Status.RestorePhase", "Completed"), HaveField("Status.Missing", BeEquivalentTo(1)),
 			HaveField("Status.NotBack", ContainElement(HaveField("Name", "db2"))))))
 		AddReportEntry("The undo into 3.0.0", strings.TrimSpace(out))
