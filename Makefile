@@ -68,7 +68,7 @@ vet: ## Run go vet, including the e2e and bench build tags.
 	go vet -tags e2e ./test/...
 
 .PHONY: lint
-lint: golangci-lint ## Run golangci-lint.
+lint: golangci-lint ## Run golangci-lint: go vet's checks and more, no function over 80 lines in pkg/ and cmd/, and the import rules of docs/architecture.md (.golangci.yml's depguard rules: an arrow back up fails).
 	$(GOLANGCI_LINT) run ./...
 
 GENERATED := api manifests bundle bundle.Dockerfile catalog catalog-olmv1
@@ -82,7 +82,7 @@ verify-generated: controller-gen kustomize $(OPM) ## Fail when a generated file 
 	if [ $$stale = 1 ]; then echo "generated files were out of date and are now regenerated: review and commit them"; exit 1; fi
 
 .PHONY: test
-test: verify-generated vet control-plane e2e-tools bench-tools backup-tools ## Run the unit tests, the envtest suite and the end-to-end suite.
+test: verify-generated vet lint control-plane e2e-tools bench-tools backup-tools ## Run the linters (the import rules too), the unit tests, the envtest suite and the end-to-end suite.
 	go test ./... -count=1 -timeout 30m
 	$(MAKE) --no-print-directory test-e2e
 

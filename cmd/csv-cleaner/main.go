@@ -93,6 +93,7 @@ func run(o options) error {
 		Namespace:   os.Getenv("POD_NAMESPACE"),
 		OperandRole: o.operandRole,
 		PaceWrites:  o.paceWrites,
+		UndoCommand: undoCommandLine,
 	}
 	olmv1, err := manager.Setup(mgr, setup)
 	if err != nil {

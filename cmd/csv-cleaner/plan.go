@@ -17,8 +17,10 @@ import (
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/extension"
-	"github.com/csv-cleaner/csv-cleaner/pkg/planprint"
+	"github.com/csv-cleaner/csv-cleaner/pkg/report"
 )
 
 // newPlanCommand is `csv-cleaner plan`.
@@ -79,7 +81,7 @@ func parseServiceAccount(s string) (types.NamespacedName, bool) {
 
 // printPlan reads the cluster of kubeconfig and prints the plan of the CSV key.
 func printPlan(kubeconfig string, key types.NamespacedName, output string, sa *types.NamespacedName, stdout io.Writer) error {
-	return readAndPrint(kubeconfig, output, sa, stdout, func(ctx context.Context, c client.Reader) (*cleanup.DryRun, error) {
+	return readAndPrint(kubeconfig, output, sa, stdout, func(ctx context.Context, c client.Reader) (*dryrun.DryRun, error) {
 		return csvctl.PlanUninstall(ctx, c, key, time.Now())
 	})
 }
@@ -95,7 +97,7 @@ func isExtensionKind(arg string) bool {
 
 // printExtensionPlan reads the cluster of kubeconfig and prints the plan of the ClusterExtension name.
 func printExtensionPlan(kubeconfig, name, output string, sa *types.NamespacedName, stdout io.Writer) error {
-	return readAndPrint(kubeconfig, output, sa, stdout, func(ctx context.Context, c client.Reader) (*cleanup.DryRun, error) {
+	return readAndPrint(kubeconfig, output, sa, stdout, func(ctx context.Context, c client.Reader) (*dryrun.DryRun, error) {
 		return extension.Plan(ctx, c, name, time.Now())
 	})
 }
@@ -103,7 +105,7 @@ func printExtensionPlan(kubeconfig, name, output string, sa *types.NamespacedNam
 // readAndPrint plans with a reader of the cluster of kubeconfig, foresees
 // what the API server would refuse csv-cleaner (the identity it runs as,
 // or the ServiceAccount sa), within two minutes, and prints the plan.
-func readAndPrint(kubeconfig, output string, sa *types.NamespacedName, stdout io.Writer, planIt func(context.Context, client.Reader) (*cleanup.DryRun, error)) error {
+func readAndPrint(kubeconfig, output string, sa *types.NamespacedName, stdout io.Writer, planIt func(context.Context, client.Reader) (*dryrun.DryRun, error)) error {
 	c, cfg, err := commandClient(kubeconfig, "csv-cleaner-plan/"+version)
 	if err != nil {
 		return err
@@ -118,7 +120,7 @@ func readAndPrint(kubeconfig, output string, sa *types.NamespacedName, stdout io
 	if err != nil {
 		return err
 	}
-	if err := cleanup.Foresee(ctx, c, disc, d, sa); err != nil {
+	if err := dryrun.Foresee(ctx, c, disc, d, sa); err != nil {
 		return err
 	}
 	if err := writePlan(d, output, stdout); err != nil {
@@ -134,18 +136,18 @@ const exitPlanBlocked = 5
 // (Incomplete too: the run reads the kinds the plan could not, once it has
 // set their conversion to None), or csv-cleaner would let the owner go
 // without deleting anything.
-func verdictExit(d *cleanup.DryRun) error {
-	if d.Verdict == cleanup.VerdictBlocked {
+func verdictExit(d *dryrun.DryRun) error {
+	if d.Verdict == decide.VerdictBlocked {
 		return exitError{code: exitPlanBlocked, err: fmt.Errorf("the uninstall would be blocked: %s", d.Reason)}
 	}
 	return nil
 }
 
-func writePlan(d *cleanup.DryRun, output string, stdout io.Writer) error {
+func writePlan(d *dryrun.DryRun, output string, stdout io.Writer) error {
 	if output == "json" {
-		return planprint.JSON(stdout, d)
+		return report.PlanJSON(stdout, d)
 	}
-	return planprint.Table(stdout, d)
+	return report.PlanTable(stdout, d)
 }
 
 // commandClient is a subcommand's client of the cluster of kubeconfig (as

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,8 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
+	"github.com/csv-cleaner/csv-cleaner/pkg/report"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
 )
 
@@ -66,16 +67,9 @@ not come back, or could not be checked (its kind could not be listed).`,
 			if output != "table" && output != "json" {
 				return usagef("unknown output format %q (table or json)", output)
 			}
-			var owner undo.Owner
-			switch {
-			case len(args) == 2 && isExtensionKind(args[0]):
-				owner = undo.Owner{Extension: true, Name: args[1]}
-			case len(args) > 1:
-				return usagef("one CSV at a time, or clusterextension NAME; got %q", args)
-			case len(args) == 0 || namespace == "":
-				return usagef("a CSV name and --namespace are required")
-			default:
-				owner = undo.Owner{Namespace: namespace, Name: args[0]}
+			owner, err := undoOwner(namespace, args)
+			if err != nil {
+				return err
 			}
 			sel, err := selectionOf(only, selector)
 			if err != nil {
@@ -97,6 +91,30 @@ not come back, or could not be checked (its kind could not be listed).`,
 	fs.BoolVar(&local, "local", false, "Undo from here, not through an Undo object that csv-cleaner in the cluster runs.")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// undoOwner is the owner whose uninstall `csv-cleaner undo` undoes, from
+// its --namespace and arguments.
+func undoOwner(namespace string, args []string) (decide.Owner, error) {
+	switch {
+	case len(args) == 2 && isExtensionKind(args[0]):
+		return decide.Owner{Kind: decide.KindExtension, Name: args[1]}, nil
+	case len(args) > 1:
+		return decide.Owner{}, usagef("one CSV at a time, or clusterextension NAME; got %q", args)
+	case len(args) == 0 || namespace == "":
+		return decide.Owner{}, usagef("a CSV name and --namespace are required")
+	}
+	return decide.Owner{Kind: decide.KindCSV, Namespace: namespace, Name: args[0]}, nil
+}
+
+// undoCommandLine is the command that undoes the uninstall of owner, as
+// the messages of an uninstall under a backup say it (undoOwner reads it
+// back).
+func undoCommandLine(owner decide.Owner) string {
+	if owner.Extension() {
+		return "csv-cleaner undo clusterextension " + owner.Name
+	}
+	return fmt.Sprintf("csv-cleaner undo --namespace %s %s", owner.Namespace, owner.Name)
 }
 
 // undoRun is how `csv-cleaner undo` runs: how long it follows, whether
@@ -145,11 +163,9 @@ func runUndo(kubeconfig string, o undo.Options, how undoRun, stdout io.Writer) e
 		return err
 	}
 	if how.output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(res)
+		err = report.UndoJSON(stdout, &res.Undo)
 	} else {
-		err = undo.Table(stdout, res)
+		err = report.UndoTable(stdout, &res.Undo)
 	}
 	if err != nil {
 		return err
@@ -161,10 +177,10 @@ func runUndo(kubeconfig string, o undo.Options, how undoRun, stdout io.Writer) e
 }
 
 // selectionOf reads --only and --selector.
-func selectionOf(only []string, selector string) (decide.UndoSelection, error) {
-	var sel decide.UndoSelection
+func selectionOf(only []string, selector string) (restore.UndoSelection, error) {
+	var sel restore.UndoSelection
 	for _, o := range only {
-		name, err := decide.ParseObjectName(o)
+		name, err := restore.ParseObjectName(o)
 		if err != nil {
 			return sel, usagef("--only: %v", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/refusal"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,7 +23,7 @@ import (
 // does once the CSV is gone and no CSV replaces it (operator-lifecycle-manager
 // PR 2832), which csv-cleaner's finalizer would otherwise delay until the
 // operands it cannot list are gone. It reports whether it changed the CRD.
-func (e *Engine) disableConversion(ctx context.Context, u *Uninstall, s *decide.CRDScope, refusal Refusal) (bool, error) {
+func (e *Engine) disableConversion(ctx context.Context, u *Uninstall, s *decide.CRDScope, refused refusal.Refusal) (bool, error) {
 	// The CRD was read live in this pass; its resourceVersion guards the update.
 	crd := s.CRD.DeepCopy()
 	crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
@@ -34,6 +35,6 @@ func (e *Engine) disableConversion(ctx context.Context, u *Uninstall, s *decide.
 		return false, fmt.Errorf("setting the conversion of CRD %s to None: %w", s.Name, err)
 	}
 	e.Event(u.subject, corev1.EventTypeWarning, "ConversionDisabled", "Uninstall",
-		"Set the conversion of CRD %s to None, as OLM does once the CSV is gone: its conversion webhook fails while the operator is unavailable (%s)", s.Name, refusal.Message)
+		"Set the conversion of CRD %s to None, as OLM does once the CSV is gone: its conversion webhook fails while the operator is unavailable (%s)", s.Name, refused.Message)
 	return true, nil
 }

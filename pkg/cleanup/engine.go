@@ -11,7 +11,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/backupgate"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/revision"
 )
 
 // Engine is what every owner's uninstall shares: the record, attempts and
@@ -37,6 +39,9 @@ type Engine struct {
 	// DeleteWorkers is how many deletes one uninstall has in flight; the
 	// client's rate limit still applies.
 	DeleteWorkers int
+	// UndoCommand is how a person undoes the uninstall of an owner (the
+	// CLI's command line), which the messages of a backed-up uninstall say.
+	UndoCommand func(decide.Owner) string
 
 	// failures counts each owner's failed attempts in a row and spaces them
 	// (failureBackoff, SettleAttempt).
@@ -46,9 +51,9 @@ type Engine struct {
 	// pending are the records' statuses that a pass could not write.
 	pending pendingRecords
 	// revisions carries each deletion's revision from the watch to its record.
-	revisions deletionRevisions
+	revisions revision.Seen
 	// backups keeps what each uninstall's Backup was made of, until it is verified.
-	backups backupPlans
+	backups backupgate.Plans
 }
 
 // New makes the engine of a manager built from a config ClientConfig

@@ -12,6 +12,8 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/refusal"
+	"github.com/csv-cleaner/csv-cleaner/pkg/revision"
 	"github.com/go-logr/logr"
 )
 
@@ -21,10 +23,10 @@ import (
 // anything is deleted), runs a pass and decides what it leaves.
 func (e *Engine) deleteInstances(ctx context.Context, u *Uninstall, targets decide.NamespaceSet) (bool, error) {
 	access, err := e.checkOperandAccess(ctx, u.scopes, u.settings.OnTimeout)
-	if err != nil || access.problem != nil {
-		return false, errors.Join(err, decide.AsError(access.problem))
+	if err != nil || access.Problem != nil {
+		return false, errors.Join(err, decide.AsError(access.Problem))
 	}
-	round := &operandRound{e: e, u: u, second: e.gather().DeletionSecond(u.subject, u.rec.st.DeletionRevision, u.rec.st.DeletionRevisionFrom)}
+	round := &operandRound{e: e, u: u, second: revision.Reader{Gatherer: e.gather()}.Second(u.subject, u.rec.st.DeletionRevision, u.rec.st.DeletionRevisionFrom)}
 	in := decide.OperandInput{Targets: targets, DeletionTime: metav1.NewTime(u.deletion), Timeout: u.timeout(), Backed: u.backed()}
 	err = round.run(ctx, u.scopes, in, access)
 	// A revision searched for in this pass is kept, found or not: the next
@@ -58,10 +60,10 @@ func (e *Engine) countKept(ctx context.Context, u *Uninstall, reason string) err
 			u.rec.keep(decided.KeptRefs...)
 			return nil
 		})
-		if refusal, refused := ClassifyRefusal(err); refused {
+		if why, refused := refusal.Classify(err); refused {
 			// Nothing of the kind is deleted: a refusal to list them (a
 			// missing right, a conversion webhook that fails) blocks nothing.
-			logr.FromContextOrDiscard(ctx).Info("Not counting the kept instances of a kind the API server refuses to list", "kind", s.Kind, "reason", refusal.Reason)
+			logr.FromContextOrDiscard(ctx).Info("Not counting the kept instances of a kind the API server refuses to list", "kind", s.Kind, "reason", why.Reason)
 			u.rec.count(s.Kind, 0, 0, map[string]int{reason: 0, cleanupv1alpha1.NoteNotListed: 0})
 			continue
 		}
@@ -78,14 +80,14 @@ func (e *Engine) countKept(ctx context.Context, u *Uninstall, reason string) err
 // its own webhook configurations that hold one of those webhooks go now
 // rather than at the uninstall's end (Owner.DeleteRefusingWebhooks). It
 // returns how many went.
-func (u *Uninstall) deleteRefusingWebhooks(ctx context.Context, refused []refusedOperand) (int, error) {
+func (u *Uninstall) deleteRefusingWebhooks(ctx context.Context, refused []refusal.Operand) (int, error) {
 	if u.settings.Webhooks != cleanupv1alpha1.Delete {
 		return 0, nil
 	}
 	var sources []string
 	for _, f := range refused {
-		if f.refusal.Reason == cleanupv1alpha1.BlockedAdmissionRefused && f.refusal.Source != "" && !slices.Contains(sources, f.refusal.Source) {
-			sources = append(sources, f.refusal.Source)
+		if f.Refusal.Reason == cleanupv1alpha1.BlockedAdmissionRefused && f.Refusal.Source != "" && !slices.Contains(sources, f.Refusal.Source) {
+			sources = append(sources, f.Refusal.Source)
 		}
 	}
 	if len(sources) == 0 {
@@ -106,11 +108,11 @@ type operandRound struct {
 	e *Engine
 	u *Uninstall
 	// second tells the age of the operands created in the deletion's second.
-	second *DeletionSecond
+	second *revision.Second
 	// waiting are the kinds with operands left: held by finalizers, or refused.
 	waiting  []waitingKind
 	blocking []cleanupv1alpha1.ObjectRef
-	refused  []refusedOperand
+	refused  []refusal.Operand
 	// conversionDisabled: a CRD's dead conversion webhook was turned off.
 	conversionDisabled bool
 	// unavailable is whether the operator is unavailable, read once a pass when first needed.
@@ -123,7 +125,7 @@ type waitingKind struct {
 	scope *decide.CRDScope
 	pass  operandPass
 	// refused are what the API server refused: objects, or the kind's list.
-	refused []refusedObject
+	refused []refusal.Object
 }
 
 // operatorUnavailable reads once a pass whether the operator is unavailable.
@@ -142,7 +144,7 @@ func (o *operandRound) operatorUnavailable(ctx context.Context) (*decide.Problem
 // The kinds are listed one after another (kindsListed) and deleted on
 // DeleteWorkers slots in all, so that no kind waits for the last deletes of
 // another; what each came to is then recorded in the scopes' order.
-func (o *operandRound) run(ctx context.Context, scopes []decide.CRDScope, in decide.OperandInput, access operandAccess) error {
+func (o *operandRound) run(ctx context.Context, scopes []decide.CRDScope, in decide.OperandInput, access refusal.Access) error {
 	e, u := o.e, o.u
 	type result struct {
 		pass operandPass
@@ -153,7 +155,7 @@ func (o *operandRound) run(ctx context.Context, scopes []decide.CRDScope, in dec
 	listing := make(chan struct{}, kindsListed)
 	var wg sync.WaitGroup
 	for i := range scopes {
-		if s := &scopes[i]; s.CRD != nil && !access.unlisted[s.Name] {
+		if s := &scopes[i]; s.CRD != nil && !access.Unlisted[s.Name] {
 			wg.Go(func() {
 				results[i].pass, results[i].err = e.deleteOperands(ctx, s, in, o.second, slots, listing)
 			})
@@ -167,37 +169,15 @@ func (o *operandRound) run(ctx context.Context, scopes []decide.CRDScope, in dec
 		case s.CRD == nil:
 			u.rec.count(s.Kind, 0, 0, map[string]int{cleanupv1alpha1.NoteCRDNotFound: 0})
 			continue
-		case access.unlisted[s.Name]:
+		case access.Unlisted[s.Name]:
 			u.rec.count(s.Kind, 0, 0, map[string]int{s.KeepReason: 0, cleanupv1alpha1.NoteNotListed: 0})
 			continue
 		}
 		pass, err := results[i].pass, results[i].err
-		if refusal, ok := ClassifyRefusal(err); ok {
-			if refusal.Reason == cleanupv1alpha1.BlockedConversionFailed && decide.MayDisableConversion(*s, u.settings) {
-				gone, err := o.operatorUnavailable(ctx)
-				if err != nil {
-					return err
-				}
-				if _, disable := decide.ConversionFate(*s, u.settings, gone != nil); disable {
-					changed, err := e.disableConversion(ctx, u, s, refusal)
-					if err != nil {
-						return err
-					}
-					if changed {
-						o.conversionDisabled = true
-						continue
-					}
-				}
+		if why, ok := refusal.Classify(err); ok {
+			if err := o.unlistable(ctx, s, why); err != nil {
+				return err
 			}
-			// The kind cannot even be listed: nothing of it is deleted, the other kinds go on.
-			if refusal.Reason == cleanupv1alpha1.BlockedForbidden {
-				refusal.Message = ForbiddenOperands(*s, []string{"list"}, "").Message
-			}
-			w := waitingKind{scope: s, refused: []refusedObject{{refusal: refusal}}}
-			o.waiting = append(o.waiting, w)
-			o.refused = append(o.refused, refusedOperand{kind: s.Kind, refusedObject: w.refused[0]})
-			u.rec.count(s.Kind, 0, 0, map[string]int{refusal.Reason: 0, cleanupv1alpha1.NoteNotListed: 0})
-			o.blocking = append(o.blocking, cleanupv1alpha1.ObjectRef{Kind: s.Kind, Reason: refusal.Reason})
 			continue
 		}
 		if err != nil {
@@ -206,26 +186,61 @@ func (o *operandRound) run(ctx context.Context, scopes []decide.CRDScope, in dec
 			// longer finds it.
 			failed = append(failed, fmt.Errorf("%s: %w", s.Kind, err))
 		}
-		if pass.deleted > 0 {
-			e.Event(u.subject, corev1.EventTypeNormal, "OperandsDeleted", "Delete", "Deleted %d %s objects", pass.deleted, s.Kind)
-		}
-		// What was deleted is counted even when the API server refused some
-		// deletes: the record shows every step that was taken.
-		u.rec.count(s.Kind, pass.found, len(pass.remaining)+len(pass.refused)+pass.failed, pass.kept)
-		u.rec.keep(pass.keptRefs...)
-		for _, f := range pass.refused {
-			if f.refusal.Reason == cleanupv1alpha1.BlockedForbidden {
-				f.refusal.Message = ForbiddenOperands(*s, []string{"delete"}, f.obj.Namespace+"/"+f.obj.Name).Message
-			}
-			o.refused = append(o.refused, refusedOperand{kind: s.Kind, refusedObject: f})
-			o.blocking = append(o.blocking, Refs(s.Kind, []metav1.PartialObjectMetadata{f.obj}, f.refusal.Reason)...)
-		}
-		if len(pass.remaining) > 0 || len(pass.refused) > 0 {
-			o.waiting = append(o.waiting, waitingKind{scope: s, pass: pass, refused: pass.refused})
-			o.blocking = append(o.blocking, Refs(s.Kind, pass.remaining, "Finalizers")...)
-		}
+		o.count(s, pass)
 	}
 	return errors.Join(failed...)
+}
+
+// unlistable deals with a kind the API server refused to list (why): its
+// conversion is turned off where the decisions allow (the next pass lists
+// it again); else nothing of it is deleted, it is noted and not counted,
+// and the other kinds go on.
+func (o *operandRound) unlistable(ctx context.Context, s *decide.CRDScope, why refusal.Refusal) error {
+	e, u := o.e, o.u
+	if why.Reason == cleanupv1alpha1.BlockedConversionFailed && decide.MayDisableConversion(*s, u.settings) {
+		gone, err := o.operatorUnavailable(ctx)
+		if err != nil {
+			return err
+		}
+		if _, disable := decide.ConversionFate(*s, u.settings, gone != nil); disable {
+			changed, err := e.disableConversion(ctx, u, s, why)
+			if err != nil || changed {
+				o.conversionDisabled = o.conversionDisabled || changed
+				return err
+			}
+		}
+	}
+	if why.Reason == cleanupv1alpha1.BlockedForbidden {
+		why.Message = refusal.ForbiddenOperands(*s, []string{"list"}, "").Message
+	}
+	w := waitingKind{scope: s, refused: []refusal.Object{{Refusal: why}}}
+	o.waiting = append(o.waiting, w)
+	o.refused = append(o.refused, refusal.Operand{Kind: s.Kind, Object: w.refused[0]})
+	u.rec.count(s.Kind, 0, 0, map[string]int{why.Reason: 0, cleanupv1alpha1.NoteNotListed: 0})
+	o.blocking = append(o.blocking, cleanupv1alpha1.ObjectRef{Kind: s.Kind, Reason: why.Reason})
+	return nil
+}
+
+// count records what a kind's pass deleted, kept and left, even when the
+// API server refused some deletes: the record shows every step taken.
+func (o *operandRound) count(s *decide.CRDScope, pass operandPass) {
+	u := o.u
+	if pass.deleted > 0 {
+		o.e.Event(u.subject, corev1.EventTypeNormal, "OperandsDeleted", "Delete", "Deleted %d %s objects", pass.deleted, s.Kind)
+	}
+	u.rec.count(s.Kind, pass.found, len(pass.remaining)+len(pass.refused)+pass.failed, pass.kept)
+	u.rec.keep(pass.keptRefs...)
+	for _, f := range pass.refused {
+		if f.Refusal.Reason == cleanupv1alpha1.BlockedForbidden {
+			f.Refusal.Message = refusal.ForbiddenOperands(*s, []string{"delete"}, f.Obj.Namespace+"/"+f.Obj.Name).Message
+		}
+		o.refused = append(o.refused, refusal.Operand{Kind: s.Kind, Object: f})
+		o.blocking = append(o.blocking, Refs(s.Kind, []metav1.PartialObjectMetadata{f.Obj}, f.Refusal.Reason)...)
+	}
+	if len(pass.remaining) > 0 || len(pass.refused) > 0 {
+		o.waiting = append(o.waiting, waitingKind{scope: s, pass: pass, refused: pass.refused})
+		o.blocking = append(o.blocking, Refs(s.Kind, pass.remaining, "Finalizers")...)
+	}
 }
 
 // settleRound decides what a pass that left operands comes to: the
@@ -244,7 +259,7 @@ func (e *Engine) settleRound(ctx context.Context, u *Uninstall, o *operandRound)
 			return false, err // the next pass deletes again
 		}
 	}
-	refusedProblem := refusalProblem(o.refused)
+	refusedProblem := refusal.Problem(o.refused)
 	timeout := u.timeout()
 	if unavailable != nil {
 		unavailable.Message = fmt.Sprintf("%d operands wait for finalizers and %s; %s", len(o.blocking), unavailable.Message, timeout.Then())
@@ -288,9 +303,9 @@ func (e *Engine) removeFinalizersOnTimeout(ctx context.Context, u *Uninstall, wa
 		}
 		gvk := w.scope.GVR.GroupVersion().WithKind(w.scope.CRD.Spec.Names.Kind)
 		stripped, err := e.stripFinalizers(ctx, gvk, w.pass.remaining)
-		if refusal, ok := ClassifyRefusal(err); ok {
-			err = &decide.Problem{Reason: refusal.Reason, Object: w.scope.Kind,
-				Message: fmt.Sprintf("onTimeout RemoveFinalizers: the API server refused to remove the finalizers of %s objects: %s; %s", w.scope.Kind, refusal.Message, refusal.advice())}
+		if why, ok := refusal.Classify(err); ok {
+			err = &decide.Problem{Reason: why.Reason, Object: w.scope.Kind,
+				Message: fmt.Sprintf("onTimeout RemoveFinalizers: the API server refused to remove the finalizers of %s objects: %s; %s", w.scope.Kind, why.Message, why.Advice())}
 		}
 		for i := range stripped {
 			obj := stripped[i].DeepCopy()
@@ -322,52 +337,20 @@ func (e *Engine) orphanOnTimeout(u *Uninstall, waiting []waitingKind) {
 		kept[cleanupv1alpha1.KeepTimedOut] += len(w.pass.remaining)
 		u.rec.keep(Refs(w.scope.Kind, w.pass.remaining, cleanupv1alpha1.KeepTimedOut)...)
 		for _, f := range w.refused {
-			if f.obj.Name == "" { // the kind could not be listed: noted, not counted
-				kept[f.refusal.Reason] += 0
+			if f.Obj.Name == "" { // the kind could not be listed: noted, not counted
+				kept[f.Refusal.Reason] += 0
 				kept[cleanupv1alpha1.NoteNotListed] += 0
 				continue
 			}
-			kept[f.refusal.Reason]++
-			keptRefs = append(keptRefs, Refs(w.scope.Kind, []metav1.PartialObjectMetadata{f.obj}, f.refusal.Reason)...)
+			kept[f.Refusal.Reason]++
+			keptRefs = append(keptRefs, Refs(w.scope.Kind, []metav1.PartialObjectMetadata{f.Obj}, f.Refusal.Reason)...)
 		}
 		u.rec.count(w.scope.Kind, w.pass.found, 0, kept)
 	}
 	u.rec.keep(keptRefs...)
 	for _, ref := range keptRefs {
 		e.Event(u.subject, corev1.EventTypeWarning, "OperandKept", "Orphan",
-			"Kept %s %s after operandTimeout %s (onTimeout Orphan): the API server refused to delete it (%s)", ref.Kind, path(ref.Namespace, ref.Name), u.settings.OperandTimeout, ref.Reason)
+			"Kept %s %s after operandTimeout %s (onTimeout Orphan): the API server refused to delete it (%s)", ref.Kind, refusal.Path(ref.Namespace, ref.Name), u.settings.OperandTimeout, ref.Reason)
 	}
 	u.rec.setBlocking(nil)
-}
-
-// refusedOperand is an operand, or an operand kind, the API server refused.
-type refusedOperand struct {
-	kind string
-	refusedObject
-}
-
-// refusalProblem blocks an uninstall on what the API server refused, named
-// by the first refused object and what refused it; nil when nothing was.
-func refusalProblem(refused []refusedOperand) *decide.Problem {
-	if len(refused) == 0 {
-		return nil
-	}
-	first := refused[0]
-	object, verb := first.kind, "list"
-	if first.obj.Name != "" {
-		object, verb = first.kind+" "+path(first.obj.Namespace, first.obj.Name), "delete"
-	}
-	if first.refusal.Reason == cleanupv1alpha1.BlockedForbidden {
-		return &decide.Problem{Reason: cleanupv1alpha1.BlockedForbidden, Object: object, Message: first.refusal.Message}
-	}
-	return &decide.Problem{Reason: first.refusal.Reason, Object: object,
-		Message: fmt.Sprintf("the API server refused %d of csv-cleaner's requests on operands (first: to %s %s): %s; %s",
-			len(refused), verb, object, first.refusal.Message, first.refusal.advice())}
-}
-
-func path(ns, name string) string {
-	if ns == "" {
-		return name
-	}
-	return ns + "/" + name
 }

@@ -16,6 +16,8 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
+	"github.com/csv-cleaner/csv-cleaner/pkg/refusal"
+	"github.com/csv-cleaner/csv-cleaner/pkg/revision"
 )
 
 // csv-cleaner holds no right on operands of its own: it lists, deletes and
@@ -41,7 +43,7 @@ type operandPass struct {
 // time, the next page listed while the last one's deletes run. The kind lists
 // while it holds one of listing; each delete takes one of slots; an
 // uninstall's kinds share both.
-func (e *Engine) deleteOperands(ctx context.Context, s *decide.CRDScope, in decide.OperandInput, second *DeletionSecond, slots, listing chan struct{}) (operandPass, error) {
+func (e *Engine) deleteOperands(ctx context.Context, s *decide.CRDScope, in decide.OperandInput, second *revision.Second, slots, listing chan struct{}) (operandPass, error) {
 	pass := operandPass{kept: map[string]int{}}
 	gvk := s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind)
 	planned := make(chan []metav1.PartialObjectMetadata)
@@ -55,7 +57,7 @@ func (e *Engine) deleteOperands(ctx context.Context, s *decide.CRDScope, in deci
 			listErr = ctx.Err()
 			return
 		}
-		listErr = e.gather().PlanInstances(ctx, second, s, in, func(decided decide.OperandPlan) error {
+		listErr = revision.Reader{Gatherer: e.gather()}.PlanInstances(ctx, second, s, in, func(decided decide.OperandPlan) error {
 			for reason, n := range decided.Kept {
 				pass.kept[reason] += n
 			}
@@ -83,17 +85,10 @@ type deleteResult struct {
 	// deleted counts accepted delete requests.
 	deleted int
 	// refused are the objects the API server refused to delete (ClassifyRefusal).
-	refused []refusedObject
+	refused []refusal.Object
 	// failed counts the objects without finalizers whose delete failed
 	// otherwise: they remain (those with finalizers remain anyway).
 	failed int
-}
-
-// refusedObject is an object the API server refused to delete; with an
-// empty name, a kind it refused to list.
-type refusedObject struct {
-	obj     metav1.PartialObjectMetadata
-	refusal Refusal
 }
 
 // deleteAll deletes the objects of pages, each with its UID as a
@@ -114,13 +109,13 @@ func (e *Engine) deleteAll(ctx context.Context, gvr schema.GroupVersionResource,
 			for obj := range jobs {
 				err := e.deleteOne(inSlots, gvr, gvk, obj)
 				mu.Lock()
-				refusal, refused := ClassifyRefusal(err)
+				why, refused := refusal.Classify(err)
 				switch {
 				case err == nil:
 					res.deleted++
 				case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 				case refused:
-					res.refused = append(res.refused, refusedObject{obj: *obj, refusal: refusal})
+					res.refused = append(res.refused, refusal.Object{Obj: *obj, Refusal: why})
 				default:
 					if len(obj.Finalizers) == 0 {
 						res.failed++

@@ -2,7 +2,6 @@ package cleanup
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +10,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 )
 
@@ -38,7 +38,7 @@ type Owner interface {
 	// (what `csv-cleaner plan` prints, at PlanAll): the backup gate makes
 	// its Backup of a PlanKinds plan's kinds, then verifies the Backup
 	// against a PlanAll plan's deletions.
-	Plan(ctx context.Context, now time.Time, depth PlanDepth) (*DryRun, error)
+	Plan(ctx context.Context, now time.Time, depth dryrun.PlanDepth) (*dryrun.DryRun, error)
 }
 
 // RecordKind is a kind of owner and of its uninstall record: a CSV has a
@@ -57,8 +57,6 @@ type RecordKind struct {
 	empty func() recordObject
 	// create is the record of an owner, as it is created.
 	create func(owner client.Object) recordObject
-	// undo is the command that undoes the uninstall of the owner namespace/name.
-	undo func(namespace, name string) string
 }
 
 // The two kinds csv-cleaner uninstalls.
@@ -71,9 +69,6 @@ var (
 				Spec:       cleanupv1alpha1.CSVCleanupSpec{CSVName: owner.GetName(), CSVNamespace: owner.GetNamespace()},
 			}
 		},
-		undo: func(namespace, name string) string {
-			return fmt.Sprintf("csv-cleaner undo --namespace %s %s", namespace, name)
-		},
 	}
 	Extensions = RecordKind{Kind: KindExtension, Controller: "clusterextension", Subject: objects.ExtensionKind,
 		empty: func() recordObject { return &cleanupv1alpha1.ExtensionCleanup{} },
@@ -81,9 +76,13 @@ var (
 			return &cleanupv1alpha1.ExtensionCleanup{ObjectMeta: metav1.ObjectMeta{Name: owner.GetName()},
 				Spec: cleanupv1alpha1.ExtensionCleanupSpec{ClusterExtensionName: owner.GetName()}}
 		},
-		undo: func(_, name string) string { return "csv-cleaner undo clusterextension " + name },
 	}
 )
+
+// owner names an owner of the kind.
+func (k RecordKind) owner(obj client.Object) decide.Owner {
+	return decide.Owner{Kind: k.Subject.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}
+}
 
 // subject is an empty metadata-only owner of the kind.
 func (k RecordKind) subject() *metav1.PartialObjectMetadata { return objects.Metadata(k.Subject) }

@@ -1,6 +1,7 @@
 package cleanup
 
 import (
+	"github.com/csv-cleaner/csv-cleaner/pkg/refusal"
 	"github.com/csv-cleaner/csv-cleaner/pkg/transient"
 )
 
@@ -11,6 +12,6 @@ import (
 // called: it comes back the same until someone acts, and blocks the
 // uninstall at once instead.
 var Retry = transient.Retrier{
-	Permanent: func(err error) bool { _, refused := ClassifyRefusal(err); return refused },
+	Permanent: func(err error) bool { _, refused := refusal.Classify(err); return refused },
 	OnRetry:   func(verb string, _ error) { clientRetries.WithLabelValues(verb).Inc() },
 }

@@ -18,6 +18,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/refusal"
 )
 
 // Uninstall is one pass of an owner's uninstall, with its record open: what
@@ -175,9 +176,9 @@ func (u *Uninstall) Run(ctx context.Context, steps ...Step) (proceed bool, res c
 	for _, s := range steps {
 		done, err := s.Run(ctx)
 		var problem *decide.Problem
-		if refusal, ok := ClassifyRefusal(err); ok && !errors.As(err, &problem) {
+		if why, ok := refusal.Classify(err); ok && !errors.As(err, &problem) {
 			// A request of this step that the API server refuses is never silent.
-			err = &decide.Problem{Reason: refusal.Reason, Object: "step " + s.Name, Message: err.Error() + "; " + refusal.advice()}
+			err = &decide.Problem{Reason: why.Reason, Object: "step " + s.Name, Message: err.Error() + "; " + why.Advice()}
 		}
 		switch {
 		case errors.As(err, &problem):
@@ -227,7 +228,7 @@ func (u *Uninstall) Release(ctx context.Context, releasing, completed string) er
 func (u *Uninstall) complete(ctx context.Context, msg string) error {
 	rec := u.rec
 	done := time.Now()
-	rec.completed(metav1.NewTime(done), msg+undoNote(u.kind, u.subject.GetNamespace(), u.subject.GetName(), rec.st))
+	rec.completed(metav1.NewTime(done), msg+u.undoNote(rec.st))
 	if err := u.e.save(ctx, rec); err != nil {
 		return err
 	}
@@ -237,7 +238,7 @@ func (u *Uninstall) complete(ctx context.Context, msg string) error {
 		took := done.Sub(u.deletion)
 		uninstalls.WithLabelValues(u.kind.Kind, resultCompleted, "").Inc()
 		uninstallDuration.WithLabelValues(u.kind.Kind).Observe(took.Seconds())
-		u.Event(corev1.EventTypeNormal, "CleanupCompleted", "Uninstall", "Uninstall completed in %s%s", took.Round(time.Second), undoNote(u.kind, u.subject.GetNamespace(), u.subject.GetName(), rec.st))
+		u.Event(corev1.EventTypeNormal, "CleanupCompleted", "Uninstall", "Uninstall completed in %s%s", took.Round(time.Second), u.undoNote(rec.st))
 	}
 	return nil
 }
@@ -268,8 +269,8 @@ func (u *Uninstall) Skip(ctx context.Context, reason, msg string) error {
 // forget drops what this process held for an uninstall that ended.
 func (e *Engine) forget(uid types.UID) {
 	e.starts.forget(uid)
-	e.revisions.forget(uid)
-	e.backups.take(uid)
+	e.revisions.Forget(uid)
+	e.backups.Forget(uid)
 }
 
 // FinishRelease completes the record of an owner that csv-cleaner released

@@ -16,19 +16,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/gather"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 )
 
 // gatherer is the engine's Gatherer with the reads of a CSV's decisions:
 // the uninstall, its acknowledgement and `csv-cleaner plan` read their
 // inputs through it, and it can only read.
-type gatherer struct{ cleanup.Gatherer }
+type gatherer struct{ gather.Gatherer }
 
 // gather is the Reconciler's gatherer.
 func (r *Reconciler) gather() gatherer {
-	return gatherer{cleanup.Gatherer{Live: r.APIReader, Cached: r.Client}}
+	return gatherer{gather.Gatherer{Live: r.APIReader, Cached: r.Client}}
 }
 
 // Policy returns the policy that selects the CSV (decide.SelectPolicy), or nil.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 )
 
@@ -40,6 +41,6 @@ func (o *owner) Release(ctx context.Context) error {
 }
 
 // Plan is what the CSV's uninstall deletes and keeps now, read live.
-func (o *owner) Plan(ctx context.Context, now time.Time, depth cleanup.PlanDepth) (*cleanup.DryRun, error) {
+func (o *owner) Plan(ctx context.Context, now time.Time, depth dryrun.PlanDepth) (*dryrun.DryRun, error) {
 	return planUninstall(ctx, o.r.APIReader, objects.Key(o.csv), now, depth)
 }

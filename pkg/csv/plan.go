@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
+	"github.com/csv-cleaner/csv-cleaner/pkg/gather"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
@@ -22,18 +22,18 @@ import (
 // uninstall reads it through and prints the items of pkg/decide's decisions,
 // which the uninstall carries out. It only reads. A CSV that is not being
 // deleted is planned as if it were deleted now.
-func PlanUninstall(ctx context.Context, reader client.Reader, key types.NamespacedName, now time.Time) (*cleanup.DryRun, error) {
-	return planUninstall(ctx, reader, key, now, cleanup.PlanAll)
+func PlanUninstall(ctx context.Context, reader client.Reader, key types.NamespacedName, now time.Time) (*dryrun.DryRun, error) {
+	return planUninstall(ctx, reader, key, now, dryrun.PlanAll)
 }
 
 // planUninstall is PlanUninstall read to depth.
-func planUninstall(ctx context.Context, reader client.Reader, key types.NamespacedName, now time.Time, depth cleanup.PlanDepth) (*cleanup.DryRun, error) {
-	g := gatherer{cleanup.Gatherer{Live: reader, Cached: reader}}
+func planUninstall(ctx context.Context, reader client.Reader, key types.NamespacedName, now time.Time, depth dryrun.PlanDepth) (*dryrun.DryRun, error) {
+	g := gatherer{gather.Gatherer{Live: reader, Cached: reader}}
 	csv := &operatorsv1alpha1.ClusterServiceVersion{}
 	if err := reader.Get(ctx, key, csv); err != nil {
 		return nil, fmt.Errorf("getting CSV %s: %w", key, err)
 	}
-	out := &cleanup.DryRun{CSV: cleanup.CSVRef(key), Items: []cleanup.DryRunItem{},
+	out := &dryrun.DryRun{CSV: dryrun.CSVRef(key), Items: []dryrun.DryRunItem{},
 		UninstallMessage: csv.Annotations[objects.UninstallMessageAnnotation]}
 	hypothetical := csv.DeletionTimestamp.IsZero()
 	if hypothetical {
@@ -44,43 +44,37 @@ func planUninstall(ctx context.Context, reader client.Reader, key types.Namespac
 	if err != nil {
 		return nil, err
 	}
-	if policy == nil && !csv.IsCopied() {
-		out.Verdict, out.Message = cleanup.VerdictUnmanaged, "no CleanupPolicy selects the CSV: deleting it deletes nothing"
-		return out, nil
+	managed := policy != nil || csv.IsCopied() // a copy is classified as one
+	var verdict decide.Verdict
+	if managed {
+		in, err := g.Classify(ctx, csv)
+		if err != nil {
+			return nil, err
+		}
+		verdict = decide.Classify(in)
 	}
-	in, err := g.Classify(ctx, csv)
-	if err != nil {
-		return nil, err
-	}
-	verdict := decide.Classify(in)
-	switch {
-	case verdict.SkipReason == cleanupv1alpha1.ReasonReinstall:
-		out.Verdict, out.Reason = cleanup.VerdictSkipped, verdict.SkipReason
-		out.Message = verdict.Message + "; the items are what the uninstall would do then"
-	case verdict.SkipReason != "":
-		out.Verdict, out.Reason, out.Message = cleanup.VerdictSkipped, verdict.SkipReason, verdict.Message+": nothing would be deleted"
+	v := decide.JudgePlan(decide.PlanVerdictInput{Managed: managed, Unmanaged: "no CleanupPolicy selects the CSV: deleting it deletes nothing",
+		SkipReason: verdict.SkipReason, Message: verdict.Message, NothingDeleted: ": nothing would be deleted",
+		Hypothetical: hypothetical, WhatIf: "the CSV is not being deleted; deleting it now would uninstall the operator"})
+	if out.Judged(v) {
 		return out, nil
-	case hypothetical:
-		out.Verdict, out.Message = cleanup.VerdictUninstall, "the CSV is not being deleted; deleting it now would uninstall the operator"
-	default:
-		out.Verdict, out.Message = cleanup.VerdictUninstall, verdict.Message
 	}
 	out.Policy = policy.Name
 
 	settings := decide.SettingsOf(policy)
-	out.PlanBackup(cleanup.CSVs, csv, settings)
+	out.PlanBackup(decide.KindCSV, csv, settings)
 	operands, err := g.Operands(ctx, csv, verdict, settings)
 	if err != nil {
 		return nil, err
 	}
 	orphan, problem := decide.GateOperands(operands.Gate)
 	if problem != nil {
-		out.Verdict, out.Reason, out.Message = cleanup.VerdictBlocked, problem.Reason, problem.Message
+		out.Verdict, out.Reason, out.Message = decide.VerdictBlocked, problem.Reason, problem.Message
 		return out, nil
 	}
 	operandInput := decide.OperandInput{Targets: operands.Targets, DeletionTime: *csv.DeletionTimestamp, Orphan: orphan,
 		Timeout: decide.TimeoutOf(settings, csv.DeletionTimestamp.Time, now)}
-	keptKinds, err := out.AddInstances(ctx, g.Gatherer, cleanup.Instances{Subject: csv, Scopes: operands.Scopes, Decide: operandInput, Settings: settings,
+	keptKinds, err := out.AddInstances(ctx, g.Gatherer, dryrun.Instances{Subject: csv, Scopes: operands.Scopes, Decide: operandInput, Settings: settings,
 		OperatorUnavailable: func(ctx context.Context) (*decide.Problem, error) { return g.OperatorUnavailable(ctx, csv) }, Depth: depth})
 	if err != nil {
 		return nil, err

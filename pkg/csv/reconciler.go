@@ -2,15 +2,14 @@ package csv
 
 import (
 	"context"
-	"errors"
 
-	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/klog/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
@@ -48,52 +47,55 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile is the skeleton: fetch, guards (the CSV gone, csv-cleaner's own,
-// csv-cleaner being uninstalled), the policy, the uninstall of a deleting
-// CSV, else the finalizer and the RBAC hold kept right.
+// Reconcile is the skeleton both controllers share (cleanup.ReconcileOwner)
+// on a CSV: its own CSV is handled apart, and a live one is managed or let
+// go as its policy says.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	res, err := r.reconcile(ctx, req)
-	return r.SettleAttempt(ctx, cleanup.CSVs, req, res, err)
+	return r.ReconcileOwner(ctx, csvs{r}, req)
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	csv := objects.CSVMetadata()
-	if err := r.Client.Get(ctx, req.NamespacedName, csv); err != nil {
-		if apierrors.IsNotFound(err) {
-			// The CSV is gone: a hold left on its RBAC goes, and a record
-			// whose release succeeded without its reply says Completed.
-			return ctrl.Result{}, errors.Join(cleanup.InStep("release", r.releaseOrphanedHold(ctx, req.NamespacedName)),
-				r.FinishRelease(ctx, cleanup.CSVs, req.NamespacedName, nil))
-		}
-		return ctrl.Result{}, cleanup.InStep("read", err)
-	}
-	log := logr.FromContextOrDiscard(ctx).WithValues("csv", klog.KObj(csv))
-	ctx = logr.NewContext(ctx, log)
+// csvs is CSVs as the skeleton asks of them.
+type csvs struct{ r *Reconciler }
 
-	fate, why, err := r.Life.Fate(ctx)
-	if err != nil {
-		return ctrl.Result{}, cleanup.InStep("read", err)
-	}
-	if r.Life.IsOwnCSV(csv) {
-		return r.reconcileSelf(ctx, csv, fate, why)
-	}
-	if fate == decide.SelfUninstalled {
-		return ctrl.Result{}, cleanup.InStep("release", r.release(ctx, csv))
-	}
-	policy, err := r.gather().Policy(ctx, csv)
-	if err != nil {
-		return ctrl.Result{}, cleanup.InStep("read", err)
-	}
-	if !csv.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, csv, policy)
-	}
-	// Managing or letting go of a live CSV is background work, thousands of
-	// patches at a first start: it yields to the API server's other clients.
-	ctx = pace.With(ctx, r.pacer)
+func (csvs) Record() cleanup.RecordKind { return cleanup.CSVs }
+func (csvs) LogKey() string             { return "csv" }
+
+// Gone: a hold left on the CSV's RBAC goes.
+func (c csvs) Gone(ctx context.Context, key types.NamespacedName) error {
+	return c.r.releaseOrphanedHold(ctx, key)
+}
+
+func (c csvs) Fate(ctx context.Context) (decide.SelfFate, string, error) { return c.r.Life.Fate(ctx) }
+
+func (c csvs) Own(_ context.Context, csv *metav1.PartialObjectMetadata) (bool, error) {
+	return c.r.Life.IsOwnCSV(csv), nil
+}
+
+func (c csvs) Self(ctx context.Context, csv *metav1.PartialObjectMetadata, fate decide.SelfFate, why string) (ctrl.Result, error) {
+	return c.r.reconcileSelf(ctx, csv, fate, why)
+}
+
+func (c csvs) Policy(ctx context.Context, csv *metav1.PartialObjectMetadata) (*cleanupv1alpha1.CleanupPolicy, error) {
+	return c.r.gather().Policy(ctx, csv)
+}
+
+func (c csvs) Delete(ctx context.Context, csv *metav1.PartialObjectMetadata, policy *cleanupv1alpha1.CleanupPolicy) (ctrl.Result, error) {
+	return c.r.reconcileDelete(ctx, csv, policy)
+}
+
+// Manage: managing or letting go of a live CSV is background work,
+// thousands of patches at a first start: it yields to the API server's
+// other clients.
+func (c csvs) Manage(ctx context.Context, csv *metav1.PartialObjectMetadata, policy *cleanupv1alpha1.CleanupPolicy) error {
+	ctx = pace.With(ctx, c.r.pacer)
 	if !decide.Managed(policy, csv) {
-		return ctrl.Result{}, cleanup.InStep("release", r.release(ctx, csv))
+		return cleanup.InStep("release", c.r.release(ctx, csv))
 	}
-	return ctrl.Result{}, cleanup.InStep("manage", r.ensureManaged(ctx, csv))
+	return c.r.ensureManaged(ctx, csv)
+}
+
+func (c csvs) Release(ctx context.Context, csv *metav1.PartialObjectMetadata) error {
+	return c.r.release(ctx, csv)
 }
 
 // ensureManaged puts the finalizer on a managed CSV that is not being

@@ -16,6 +16,7 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+	"github.com/csv-cleaner/csv-cleaner/pkg/refusal"
 )
 
 // operandStep deletes the CSV's operands as decide.PlanOperands decides and
@@ -121,7 +122,7 @@ func (r *Reconciler) crdStep(ctx context.Context, u *cleanup.Uninstall) (bool, e
 		if fate.Action == decide.ActionDelete && s.CRD.DeletionTimestamp.IsZero() {
 			left, err := u.InstancesLeft(ctx, s)
 			if apierrors.IsForbidden(err) {
-				return fail(cleanup.ForbiddenOperands(*s, []string{"list"}, ""))
+				return fail(refusal.ForbiddenOperands(*s, []string{"list"}, ""))
 			}
 			if err != nil {
 				return fail(err)

@@ -6,11 +6,19 @@ import (
 	"testing"
 )
 
-// TestImportsNoClient keeps the package pure: it may import the standard
-// library, the API types and apimachinery's types, never a client, a cache
-// or anything else that could read or write the cluster.
+// TestImportsNoClient keeps the package and its subpackage restore pure:
+// they may import the standard library, the API types, apimachinery's types
+// and pkg/decide, never a client, a cache or anything else that could read
+// or write the cluster.
 func TestImportsNoClient(t *testing.T) {
-	pkg, err := build.ImportDir(".", 0)
+	for _, dir := range []string{".", "restore"} {
+		importsNoClient(t, dir)
+	}
+}
+
+func importsNoClient(t *testing.T, dir string) {
+	t.Helper()
+	pkg, err := build.ImportDir(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,6 +32,8 @@ func TestImportsNoClient(t *testing.T) {
 		"k8s.io/apimachinery/pkg/runtime/schema",
 		"k8s.io/apimachinery/pkg/types",
 		"k8s.io/apimachinery/pkg/util/validation",
+		"k8s.io/api/core/v1",
+		"github.com/csv-cleaner/csv-cleaner/pkg/decide",
 	}
 	for _, imp := range pkg.Imports {
 		if !strings.Contains(imp, ".") { // the standard library
@@ -34,7 +44,7 @@ func TestImportsNoClient(t *testing.T) {
 			ok = ok || strings.HasPrefix(imp, prefix)
 		}
 		if !ok {
-			t.Errorf("pkg/decide imports %s: a decision reads its inputs as arguments, never through a client", imp)
+			t.Errorf("pkg/decide/%s imports %s: a decision reads its inputs as arguments, never through a client", dir, imp)
 		}
 	}
 }

@@ -196,7 +196,7 @@ func count(n int, what string) string {
 func heldNames(hs []Held) string {
 	out := make([]string, 0, min(len(hs), 3)+1)
 	for _, h := range hs[:min(len(hs), 3)] {
-		out = append(out, h.path())
+		out = append(out, h.Path())
 	}
 	if len(hs) > 3 {
 		out = append(out, fmt.Sprintf("and %d more", len(hs)-3))
@@ -251,8 +251,8 @@ func unreadFix(u *UnreadKind) string {
 	return "bring its API back (kubectl get apiservices says which one is not Available)"
 }
 
-// path is namespace/name, or name for a cluster-scoped object.
-func (d Held) path() string {
+// Path is namespace/name, or name for a cluster-scoped object.
+func (d Held) Path() string {
 	if d.Namespace == "" {
 		return d.Name
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 )
 
 // owner is a deleting ClusterExtension as the engine knows it (cleanup.Owner).
@@ -42,6 +43,6 @@ func (o *owner) Release(ctx context.Context) error {
 }
 
 // Plan is what the extension's uninstall deletes and keeps now, read live.
-func (o *owner) Plan(ctx context.Context, now time.Time, depth cleanup.PlanDepth) (*cleanup.DryRun, error) {
+func (o *owner) Plan(ctx context.Context, now time.Time, depth dryrun.PlanDepth) (*dryrun.DryRun, error) {
 	return planTo(ctx, o.r.APIReader, o.ext.Name, now, depth)
 }

@@ -6,9 +6,8 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,55 +36,55 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=extensioncleanups,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=cleanup.csv-cleaner.io,resources=extensioncleanups/status,verbs=get;update;patch
 
-// Reconcile is the skeleton: fetch, decide whether a policy manages the
-// extension, run the uninstall of a deleting one, else keep the finalizer
-// right. A failed attempt is tried again after a capped backoff, and shown
-// in the record once failures go on, as for CSVs.
+// Reconcile is the skeleton both controllers share (cleanup.ReconcileOwner)
+// on a ClusterExtension: the extension that installed csv-cleaner is held
+// whatever the policies say, and a live one gets the finalizer or loses it
+// as its policy says.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	res, err := r.reconcile(ctx, req)
-	return r.SettleAttempt(ctx, cleanup.Extensions, req, res, err)
+	return r.ReconcileOwner(ctx, extensions{r}, req)
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	ext := objects.ExtensionMetadata()
-	if err := r.Client.Get(ctx, req.NamespacedName, ext); err != nil {
-		if apierrors.IsNotFound(err) {
-			// Gone: a record whose release succeeded without its reply says Completed.
-			return ctrl.Result{}, r.FinishRelease(ctx, cleanup.Extensions, req.NamespacedName, nil)
-		}
-		return ctrl.Result{}, err
-	}
-	log := logr.FromContextOrDiscard(ctx).WithValues("clusterExtension", klog.KObj(ext))
-	ctx = logr.NewContext(ctx, log)
-	fate, why, err := r.Life.Fate(ctx)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	own, err := r.Life.IsOwnExtension(ctx, ext)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if own {
-		return r.reconcileSelf(ctx, ext, fate, why)
-	}
-	if fate == decide.SelfUninstalled {
-		// csv-cleaner is being uninstalled: it lets go of every extension.
-		return ctrl.Result{}, r.patchFinalizers(ctx, ext, r.Finalizers.Remove)
-	}
-	policy, err := policyOf(ctx, r.Client, ext)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if !ext.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, ext, policy)
-	}
+// extensions is ClusterExtensions as the skeleton asks of them.
+type extensions struct{ r *Reconciler }
+
+func (extensions) Record() cleanup.RecordKind                       { return cleanup.Extensions }
+func (extensions) LogKey() string                                   { return "clusterExtension" }
+func (extensions) Gone(context.Context, types.NamespacedName) error { return nil }
+
+func (x extensions) Fate(ctx context.Context) (decide.SelfFate, string, error) {
+	return x.r.Life.Fate(ctx)
+}
+
+func (x extensions) Own(ctx context.Context, ext *metav1.PartialObjectMetadata) (bool, error) {
+	return x.r.Life.IsOwnExtension(ctx, ext)
+}
+
+func (x extensions) Self(ctx context.Context, ext *metav1.PartialObjectMetadata, fate decide.SelfFate, why string) (ctrl.Result, error) {
+	return x.r.reconcileSelf(ctx, ext, fate, why)
+}
+
+func (x extensions) Policy(ctx context.Context, ext *metav1.PartialObjectMetadata) (*cleanupv1alpha1.CleanupPolicy, error) {
+	return policyOf(ctx, x.r.Client, ext)
+}
+
+func (x extensions) Delete(ctx context.Context, ext *metav1.PartialObjectMetadata, policy *cleanupv1alpha1.CleanupPolicy) (ctrl.Result, error) {
+	return x.r.reconcileDelete(ctx, ext, policy)
+}
+
+// Manage: operator-controller writes its finalizers with a merge patch from
+// its cache, which replaces the list: a finalizer added at the same moment
+// can be dropped. The extension's update brings it back here.
+func (x extensions) Manage(ctx context.Context, ext *metav1.PartialObjectMetadata, policy *cleanupv1alpha1.CleanupPolicy) error {
 	if policy == nil {
-		return ctrl.Result{}, r.patchFinalizers(ctx, ext, r.Finalizers.Remove)
+		return cleanup.InStep("release", x.Release(ctx, ext))
 	}
-	// operator-controller writes its finalizers with a merge patch from its
-	// cache, which replaces the list: a finalizer added at the same moment
-	// can be dropped. The extension's update brings it back here.
-	return ctrl.Result{}, r.patchFinalizers(ctx, ext, r.Finalizers.Ensure)
+	return x.r.patchFinalizers(ctx, ext, x.r.Finalizers.Ensure)
+}
+
+// Release: csv-cleaner is being uninstalled, or no policy selects the
+// extension: it lets go of it.
+func (x extensions) Release(ctx context.Context, ext *metav1.PartialObjectMetadata) error {
+	return x.r.patchFinalizers(ctx, ext, x.r.Finalizers.Remove)
 }
 
 // reconcileSelf keeps csv-cleaner's finalizer on the ClusterExtension that

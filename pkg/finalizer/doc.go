@@ -1,9 +1,8 @@
 // Package finalizer changes the finalizers of one object the way csv-cleaner
 // must: a merge patch of metadata.finalizers guarded by the object's
-// resourceVersion, retried on conflict from a live read, so that another
-// controller's finalizer is never dropped or reordered. It knows nothing of
-// OLM; pkg/rbac (the RBAC hold) and pkg/cleanup (releasing everything
-// csv-cleaner placed) use it. Written remembers what this process patched,
-// so that a patch is never made from a cached copy older than its own last
-// patch (PatchCached), which would only earn a 409 Conflict.
+// resourceVersion, retried on conflict from a live read, never from a cached
+// copy older than its own last patch (Written). It knows nothing of OLM.
+//
+// It must not write anything but metadata.finalizers, nor drop or reorder
+// another controller's finalizer.
 package finalizer

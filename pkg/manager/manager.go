@@ -45,6 +45,10 @@ type SetupOptions struct {
 	// API server's latency (pkg/pace), up to 3 × MaxConcurrentReconciles in
 	// flight; off, they go as fast as the reconciles send them.
 	PaceWrites bool
+	// UndoCommand is how a person undoes an uninstall (the command line of
+	// `csv-cleaner undo`, which cmd/csv-cleaner owns): the messages of an
+	// uninstall under a backup say it.
+	UndoCommand func(decide.Owner) string
 }
 
 // Install is csv-cleaner's own install as the options give it: what its
@@ -67,6 +71,9 @@ func (o SetupOptions) Install() self.Install {
 func Setup(mgr ctrl.Manager, o SetupOptions) (clusterExtensions bool, _ error) {
 	install := o.Install()
 	engine, err := cleanup.New(mgr, install.Finalizers, o.DeleteWorkers)
+	if err == nil {
+		engine.UndoCommand = o.UndoCommand
+	}
 	if err != nil {
 		return false, err
 	}

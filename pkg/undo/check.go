@@ -16,35 +16,6 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 )
 
-// The states of an object an undo restores.
-const (
-	// StatePresent: it was there before the undo: nothing was restored.
-	StatePresent = "present"
-	// StateRestored: it was missing, and the Restore brought it back.
-	StateRestored = "restored"
-	// StateMissing: it is missing still.
-	StateMissing = "missing"
-	// StateUnread: its kind could not be listed, so whether it is there is
-	// not known: it is not restored (Row.Problem says why).
-	StateUnread = "unread"
-)
-
-// Row is one object the uninstall destroyed, and where the undo left it.
-type Row struct {
-	Object decide.Held `json:"object"`
-	State  string      `json:"state"`
-	// Volume says, for a PersistentVolumeClaim, what it is bound to.
-	Volume string `json:"volume,omitempty"`
-	// Problem says what is wrong with a restored object (a claim not bound
-	// to a volume made from its snapshot).
-	Problem string `json:"problem,omitempty"`
-	// Owners are the owners the undo linked it to again ("Kind
-	// namespace/name"); OwnersLeftOut, those of its original owners it left
-	// out, and why (decide.Relink).
-	Owners        []string `json:"owners,omitempty"`
-	OwnersLeftOut []string `json:"ownersLeftOut,omitempty"`
-}
-
 // inventory says which of some objects are there, with their metadata: a
 // LIST of each of their kinds (as metadata, every namespace), not a GET of
 // each object.
@@ -174,32 +145,4 @@ func (inv *inventory) has(h decide.Held) bool { return inv.there[h] != nil }
 // unreadWhy says why whether the object is there is not known; "" when it is.
 func (inv *inventory) unreadWhy(h decide.Held) string {
 	return inv.unread[schema.GroupKind{Group: h.Group, Kind: h.Kind}]
-}
-
-// claimVolume says what a claim there is bound to; problem is set when it
-// is not bound to a volume made from its snapshot (snapshot: the backup
-// holds one, and it was restored).
-func claimVolume(pvc *corev1.PersistentVolumeClaim, snapshot bool) (volume, problem string) {
-	if pvc == nil {
-		return "", ""
-	}
-	source := ""
-	if ds := pvc.Spec.DataSource; ds != nil && ds.Kind == "VolumeSnapshot" {
-		source = ds.Name
-	}
-	switch {
-	case pvc.Status.Phase != corev1.ClaimBound:
-		volume = string(pvc.Status.Phase)
-		if snapshot {
-			problem = "not bound to a volume"
-		}
-	case source != "":
-		volume = fmt.Sprintf("%s, from snapshot %s", pvc.Spec.VolumeName, source)
-	default:
-		volume = pvc.Spec.VolumeName
-		if snapshot {
-			problem = "bound to a volume not made from its snapshot"
-		}
-	}
-	return volume, problem
 }

@@ -1,14 +1,13 @@
 // Package undo undoes an uninstall that csv-cleaner gated on a verified
-// Velero backup (`csv-cleaner undo`): it finds the Backup (from the
-// uninstall's record, or from the Backups' own labels once the record is
-// gone), reads what the uninstall destroyed (kept beside the Backup when
-// it was verified), checks that the operator is installed again and serves
-// its CRDs, restores with one Velero Restore exactly what was destroyed and
-// is missing now (the objects, their dependents and their volumes' data,
-// never the old install's cluster RBAC and webhook configurations),
-// follows it, and checks that everything came back.
+// Velero backup: it finds the Backup and the record of what the uninstall
+// destroyed, checks that the operator is installed again, restores with
+// one Velero Restore exactly what is missing (or the part a selection
+// picks) at versions the API server serves, follows it, links what it
+// restored to its owners again and checks what came back; one step at a
+// time (for the Undo controller), to the end, or through an Undo object
+// (for the CLI).
 //
-// It decides nothing about an uninstall and writes nothing but the
-// Restore and its resource policy; run again, it finds nothing missing and
-// writes nothing.
+// It must not decide (pkg/decide/restore does) nor write anything but the
+// Restore, its policy, the ownerReferences of what was restored and the
+// CLI's Undo object.
 package undo

@@ -11,38 +11,15 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
+	"github.com/csv-cleaner/csv-cleaner/pkg/destroyed"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
-
-// Owner is the uninstalled owner whose uninstall is undone.
-type Owner struct {
-	// Extension: a ClusterExtension; else a CSV.
-	Extension       bool
-	Namespace, Name string
-}
-
-// Kind is the owner's kind, as Backups and records name it.
-func (o Owner) Kind() string {
-	if o.Extension {
-		return objects.ExtensionKind.Kind
-	}
-	return objects.CSVKind.Kind
-}
-
-// String names the owner for a person.
-func (o Owner) String() string {
-	if o.Extension {
-		return "ClusterExtension " + o.Name
-	}
-	return "CSV " + o.Namespace + "/" + o.Name
-}
 
 // found is the verified Backup of an uninstall and what it destroyed.
 type found struct {
 	velero    velero.Client
 	backup    *velero.Backup
-	destroyed *velero.Destroyed
+	destroyed *destroyed.Record
 	// from says where the Backup was found.
 	from string
 }
@@ -54,7 +31,7 @@ var ErrNoBackup = errors.New("no verified backup")
 // record names, or else, the record gone with its namespace, the newest of
 // the owner's Backups (by their label) beside which what it destroyed was
 // kept, in veleroNamespace.
-func find(ctx context.Context, c client.Client, o Owner, veleroNamespace string) (*found, error) {
+func find(ctx context.Context, c client.Client, o decide.Owner, veleroNamespace string) (*found, error) {
 	st, err := recordedBackup(ctx, c, o)
 	if err != nil {
 		return nil, err
@@ -64,7 +41,7 @@ func find(ctx context.Context, c client.Client, o Owner, veleroNamespace string)
 		return backupAndDestroyed(ctx, v, st.Name, "the uninstall's record")
 	}
 	v := velero.Client{Live: c, Writer: c, Namespace: veleroNamespace}
-	backups, err := v.Backups(ctx, decide.OwnerHash(o.Kind(), o.Namespace, o.Name))
+	backups, err := v.Backups(ctx, o.Hash())
 	if err != nil {
 		return nil, err
 	}
@@ -102,9 +79,9 @@ func backupAndDestroyed(ctx context.Context, v velero.Client, name, from string)
 
 // recordedBackup is the backup the owner's uninstall record names; nil
 // when there is no record (its namespace went with it) or no backup.
-func recordedBackup(ctx context.Context, c client.Client, o Owner) (*cleanupv1alpha1.BackupStatus, error) {
+func recordedBackup(ctx context.Context, c client.Client, o decide.Owner) (*cleanupv1alpha1.BackupStatus, error) {
 	var status *cleanupv1alpha1.UninstallStatus
-	if o.Extension {
+	if o.Extension() {
 		rec := &cleanupv1alpha1.ExtensionCleanup{}
 		err := c.Get(ctx, client.ObjectKey{Name: o.Name}, rec)
 		if err != nil {

@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/report"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
 
@@ -28,11 +30,11 @@ func (e *NoControllerError) Error() string { return e.Why }
 // SpecOf is the Undo spec of what o asks.
 func SpecOf(o Options) (cleanupv1alpha1.UndoSpec, error) {
 	s := cleanupv1alpha1.UndoSpec{
-		Uninstall:       cleanupv1alpha1.UndoTarget{Kind: o.Owner.Kind(), Namespace: o.Owner.Namespace, Name: o.Owner.Name},
+		Uninstall:       cleanupv1alpha1.UndoTarget{Kind: o.Owner.Kind, Namespace: o.Owner.Namespace, Name: o.Owner.Name},
 		WithoutOperator: o.WithoutOperator,
 		VeleroNamespace: cmp.Or(o.VeleroNamespace, cleanupv1alpha1.DefaultVeleroNamespace),
 	}
-	if o.Owner.Extension {
+	if o.Owner.Extension() {
 		s.Uninstall.Namespace = ""
 	}
 	for _, n := range o.Selection.Only {
@@ -101,7 +103,7 @@ func ThroughObject(ctx context.Context, c client.Client, o Options, answer time.
 }
 
 // undoObject is an Undo of spec that has not ended, or one just created.
-func undoObject(ctx context.Context, c client.Client, spec cleanupv1alpha1.UndoSpec, owner Owner) (*cleanupv1alpha1.Undo, bool, error) {
+func undoObject(ctx context.Context, c client.Client, spec cleanupv1alpha1.UndoSpec, owner decide.Owner) (*cleanupv1alpha1.Undo, bool, error) {
 	list := &cleanupv1alpha1.UndoList{}
 	switch err := c.List(ctx, list); {
 	case meta.IsNoMatchError(err):
@@ -128,7 +130,7 @@ func undoObject(ctx context.Context, c client.Client, spec cleanupv1alpha1.UndoS
 }
 
 // objectPrefix is the generateName of an Undo of owner's uninstall.
-func objectPrefix(owner Owner) string {
+func objectPrefix(owner decide.Owner) string {
 	p := strings.ToLower(owner.Name)
 	if len(p) > 200 {
 		p = p[:200]
@@ -147,13 +149,7 @@ func followObject(ctx context.Context, c client.Client, u *cleanupv1alpha1.Undo,
 			return u, &NoControllerError{fmt.Sprintf("no csv-cleaner in the cluster answered Undo %s in %s (it is scaled to zero, or too old to run Undos)", u.Name, answer)}
 		}
 		if st := u.Status; st.ObservedGeneration > 0 {
-			line := fmt.Sprintf("Undo %s: %s", u.Name, cmp.Or(string(st.Phase), "New"))
-			if st.Restore != "" {
-				line += fmt.Sprintf(", Restore %s: %s, %d of %d items restored", st.Restore, cmp.Or(st.RestorePhase, "New"), st.ItemsRestored, st.TotalItems)
-			}
-			if cond := meta.FindStatusCondition(st.Conditions, cleanupv1alpha1.UndoConditionComplete); cond != nil && cond.Reason == cleanupv1alpha1.UndoReasonRetrying {
-				line += ": " + cond.Message
-			}
+			line := report.UndoLine(u)
 			now := time.Now()
 			switch {
 			case line != last:
@@ -161,10 +157,10 @@ func followObject(ctx context.Context, c client.Client, u *cleanupv1alpha1.Undo,
 				moved, said = now, now
 			case now.Sub(said) >= stalled && st.Restore != "":
 				namespace, _, _ := strings.Cut(st.Backup, "/")
-				say("Undo %s: %s", u.Name, stallNote(namespace, st.Restore, &velero.Restore{Phase: st.RestorePhase, Restored: st.ItemsRestored, Total: st.TotalItems}, now.Sub(moved)))
+				say("Undo %s: %s", u.Name, report.RestoreStalled(namespace, st.Restore, &velero.Restore{Phase: st.RestorePhase, Restored: st.ItemsRestored, Total: st.TotalItems}, now.Sub(moved)))
 				said = now
 			case now.Sub(said) >= stalled:
-				say("Undo %s: %s for %s with no change (kubectl describe undo %s, and csv-cleaner's log, say more)", u.Name, cmp.Or(string(st.Phase), "New"), now.Sub(moved).Round(time.Second), u.Name)
+				say("%s", report.UndoStalled(u, now.Sub(moved)))
 				said = now
 			}
 			last = line

@@ -14,7 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
+	"github.com/csv-cleaner/csv-cleaner/pkg/destroyed"
 )
 
 // NotReinstalledError says what to reinstall before an undo: the operator
@@ -23,28 +24,12 @@ type NotReinstalledError struct{ Message string }
 
 func (e *NotReinstalledError) Error() string { return e.Message }
 
-// customResources are the CRDs (plural.group) whose instances the
-// uninstall destroyed: the CRDs the operator must serve again.
-func customResources(d *velero.Destroyed) []string {
-	var out []string
-	for _, h := range slices.Concat(d.Deleted, d.Dependents) {
-		if h.Kind == "CustomResourceDefinition" || decide.BuiltInGroup(h.Group) {
-			continue
-		}
-		if crd := h.Resource + "." + h.Group; !slices.Contains(out, crd) {
-			out = append(out, crd)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // checkReinstalled checks that the owner's operator is installed again:
 // for a CSV, a Succeeded CSV in its namespace that owns every CRD whose
 // instances the uninstall destroyed; for a ClusterExtension, the extension
 // of its name Installed; and each of those CRDs established.
-func checkReinstalled(ctx context.Context, c client.Client, o Owner, d *velero.Destroyed) error {
-	crds := customResources(d)
+func checkReinstalled(ctx context.Context, c client.Client, o decide.Owner, d *destroyed.Record) error {
+	crds := restore.CustomResources(d.Deleted, d.Dependents)
 	var missing []string
 	for _, name := range crds {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
@@ -58,7 +43,7 @@ func checkReinstalled(ctx context.Context, c client.Client, o Owner, d *velero.D
 		}
 	}
 	var why string
-	if o.Extension {
+	if o.Extension() {
 		installed, err := extensionInstalled(ctx, c, o.Name)
 		if err != nil {
 			return err
@@ -82,7 +67,7 @@ func checkReinstalled(ctx context.Context, c client.Client, o Owner, d *velero.D
 		return nil
 	}
 	what := fmt.Sprintf("its Subscription in namespace %s", o.Namespace)
-	if o.Extension {
+	if o.Extension() {
 		what = "the ClusterExtension " + o.Name
 	}
 	return &NotReinstalledError{Message: fmt.Sprintf("the operator of %s is not installed again (%s): reinstall it (%s), wait until it runs, then undo again; nothing was restored. --without-operator restores the CRDs and objects without it", o, why, what)}

@@ -3,31 +3,30 @@ package undo
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
+	"github.com/csv-cleaner/csv-cleaner/pkg/destroyed"
+	"github.com/csv-cleaner/csv-cleaner/pkg/report"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
 
 // Options are what an undo is asked to do.
 type Options struct {
-	Owner Owner
+	Owner decide.Owner
 	// VeleroNamespace is where to look for the Backups when the record is gone.
 	VeleroNamespace string
 	// WithoutOperator restores the CRDs and objects without the operator
 	// installed again.
 	WithoutOperator bool
 	// Selection narrows the undo to some custom resources and what they
-	// owned (decide.Select); empty, everything.
-	Selection decide.UndoSelection
+	// owned (restore.Select); empty, everything.
+	Selection restore.UndoSelection
 	// Progress, when set, receives a line each time the Restore moves on.
 	Progress io.Writer
 	// Poll, when set, is how often the Restore is read; else a fiftieth of
@@ -44,39 +43,15 @@ type Options struct {
 	ReportOnly bool
 }
 
-// Result is what an undo did.
+// Result is what an undo did (report.Undo, what is printed of it), and
+// how far its Restore is.
 type Result struct {
-	// Backup is the Backup restored from (namespace/name), and From where it was found.
-	Backup, From string
-	// Restore is the Restore made, "" when nothing was missing.
-	Restore string
-	// RestorePhase is the Restore's phase when it ended, or as last read.
-	RestorePhase string
-	Rows         []Row
+	report.Undo
 	// UnderWay: the Restore has not ended; Step again once it has.
-	UnderWay bool `json:"-"`
+	UnderWay bool
 	// Progress is the Restore as last read, nil before it was.
-	Progress *velero.Restore `json:"-"`
+	Progress *velero.Restore
 	velero   velero.Client
-}
-
-// Missing counts the objects still missing, not known to be there, or
-// restored with a problem.
-func (r *Result) Missing() int {
-	n := 0
-	for _, row := range r.Rows {
-		if row.State == StateMissing || row.State == StateUnread || row.Problem != "" {
-			n++
-		}
-	}
-	return n
-}
-
-// Excluded are the old install's cluster RBAC and webhook configurations:
-// the reinstall made its own, and an undo restores none of them.
-var Excluded = []string{
-	"clusterroles.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io",
-	"validatingwebhookconfigurations.admissionregistration.k8s.io", "mutatingwebhookconfigurations.admissionregistration.k8s.io",
 }
 
 // Run undoes the owner's uninstall here: it restores, from its verified
@@ -107,7 +82,7 @@ func Step(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Backup: f.velero.Namespace + "/" + f.backup.Name, From: f.from, velero: f.velero}
+	res := &Result{Undo: report.Undo{Backup: f.velero.Namespace + "/" + f.backup.Name, From: f.from}, velero: f.velero}
 	if !o.WithoutOperator {
 		if err := checkReinstalled(ctx, c, o.Owner, f.destroyed); err != nil {
 			return res, err
@@ -122,18 +97,10 @@ func Step(ctx context.Context, c client.Client, o Options) (*Result, error) {
 		return res, err
 	}
 	var missing []decide.Held
-	for _, h := range wanted {
-		row := Row{Object: h, State: StatePresent}
-		switch why := inv.unreadWhy(h); {
-		case why != "":
-			row.State, row.Problem = StateUnread, why+"; not restored: run the undo again once the kind can be listed"
-		case !inv.has(h):
-			missing = append(missing, h)
-			row.State = StateMissing
-		}
-		res.Rows = append(res.Rows, row)
-	}
-	missing = restorableNow(f.destroyed, inv, missing, res.Rows)
+	res.Rows, missing = restore.Rows(wanted, func(h decide.Held) restore.Found {
+		return restore.Found{Unread: inv.unreadWhy(h), There: inv.has(h)}
+	})
+	missing = restore.LeaveOutUnserved(restore.UnservedInput{Missing: missing, Versions: f.destroyed.Versions, Served: inv.served}, res.Rows)
 	if done, err := restoreStep(ctx, f, o, missing, res); err != nil || !done {
 		return res, err
 	}
@@ -145,18 +112,15 @@ func Step(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	for _, v := range f.destroyed.Volumes {
 		snapshots[v.Claim.Namespace+"/"+v.Claim.Name] = v.Snapshot
 	}
-	for i := range res.Rows {
-		row := &res.Rows[i]
-		if m := inv.there[row.Object]; row.State == StatePresent && res.Restore != "" && m != nil && m.Labels[RestoreNameLabel] == res.Restore {
-			row.State = StateRestored
-		}
+	for i, row := range res.Rows {
+		key := row.Object.Namespace + "/" + row.Object.Name
+		m := inv.there[row.Object]
+		after := restore.After{Restored: res.Restore != "" && m != nil && m.Labels[RestoreNameLabel] == res.Restore,
+			Claim: inv.claims[key], Snapshot: snapshots[key]}
 		if l, ok := links[row.Object]; ok {
-			row.Owners, row.OwnersLeftOut = l.Linked, l.LeftOut
+			after.Link = &l
 		}
-		if row.State != StateMissing && row.State != StateUnread && row.Object.Group == "" && row.Object.Kind == "PersistentVolumeClaim" {
-			key := row.Object.Namespace + "/" + row.Object.Name
-			row.Volume, row.Problem = claimVolume(inv.claims[key], row.State == StateRestored && snapshots[key])
-		}
+		res.Rows[i] = restore.Settle(row, after)
 	}
 	return res, nil
 }
@@ -165,7 +129,7 @@ func Step(ctx context.Context, c client.Client, o Options) (*Result, error) {
 // restore (o.Restore, if any, has ended), else the Restore under way or
 // just made is res.Restore, and res.UnderWay is set.
 func restoreStep(ctx context.Context, f *found, o Options, missing []decide.Held, res *Result) (done bool, _ error) {
-	hash := decide.OwnerHash(o.Owner.Kind(), o.Owner.Namespace, o.Owner.Name)
+	hash := o.Owner.Hash()
 	var r *velero.Restore
 	var err error
 	if o.Restore != "" {
@@ -190,41 +154,11 @@ func restoreStep(ctx context.Context, f *found, o Options, missing []decide.Held
 	case len(missing) == 0 || o.ReportOnly:
 		return true, nil
 	}
-	res.Restore, res.UnderWay = restoreName(f.backup.Name, missing), true
-	owner := velero.Owner{Title: f.destroyed.Owner, Hash: hash}
-	if err := f.velero.CreateRestore(ctx, res.Restore, owner, velero.RestoreSpec{Backup: f.backup, Objects: missing, Excluded: Excluded}); err != nil {
+	res.Restore, res.UnderWay = restore.Name(f.backup.Name, missing), true
+	if err := f.velero.CreateRestore(ctx, res.Restore, o.Owner, velero.RestoreSpec{Backup: f.backup, Objects: missing, Excluded: restore.Excluded}); err != nil {
 		return false, err
 	}
 	return false, nil
-}
-
-// restorable are the objects an undo restores: every object the uninstall
-// destroyed but the old install's cluster RBAC and webhook configurations,
-// and its CRDs only without the operator (a reinstalled operator brings
-// its own); the CRDs first, then what it deleted, then the dependents, each
-// by resource, namespace and name.
-func restorable(d *velero.Destroyed, withoutOperator bool) []decide.Held {
-	var out []decide.Held
-	rank := map[decide.Held]int{}
-	for i, group := range [][]decide.Held{d.Deleted, d.Dependents} {
-		for _, h := range group {
-			switch {
-			case slices.Contains(Excluded, h.ResourceOf()):
-			case h.Kind == "CustomResourceDefinition" && !withoutOperator:
-			case slices.Contains(out, h):
-			default:
-				out = append(out, h)
-				rank[h] = i + 1
-				if h.Kind == "CustomResourceDefinition" {
-					rank[h] = 0
-				}
-			}
-		}
-	}
-	slices.SortStableFunc(out, func(a, b decide.Held) int {
-		return cmp.Or(cmp.Compare(rank[a], rank[b]), strings.Compare(a.ResourceOf()+"/"+a.Namespace+"/"+a.Name, b.ResourceOf()+"/"+b.Namespace+"/"+b.Name))
-	})
-	return out
 }
 
 // SelectionError says that a selection names nothing the uninstall
@@ -234,34 +168,18 @@ type SelectionError struct{ Err error }
 func (e *SelectionError) Error() string { return e.Err.Error() }
 func (e *SelectionError) Unwrap() error { return e.Err }
 
-// selected are the objects the undo restores: what restorable says, as
+// selected are the objects the undo restores: what restore.Restorable says, as
 // o.Selection narrows it.
-func selected(d *velero.Destroyed, o Options) ([]decide.Held, error) {
-	all := restorable(d, o.WithoutOperator)
+func selected(d *destroyed.Record, o Options) ([]decide.Held, error) {
+	all := restore.Restorable(d.Deleted, d.Dependents, o.WithoutOperator)
 	if !o.Selection.Empty() && len(d.Origins) == 0 {
 		return nil, &SelectionError{fmt.Errorf("the uninstall's record beside Backup %s keeps no origins (it was made by an earlier csv-cleaner), so no part of it can be told from the rest: undo all of it", d.Backup)}
 	}
-	out, err := decide.Select(decide.SelectInput{Selection: o.Selection, Restorable: all, Deleted: d.Deleted, Origins: d.Origins})
+	out, err := restore.Select(restore.SelectInput{Selection: o.Selection, Restorable: all, Deleted: d.Deleted, Origins: d.Origins})
 	if err != nil {
 		return nil, &SelectionError{err}
 	}
 	return out, nil
-}
-
-// restoreName names the Restore of missing from backup: the same for the
-// same objects, so that an undo interrupted and run again follows the
-// Restore it made rather than make a second; at most 63 characters, as
-// Velero's labels take it.
-func restoreName(backup string, missing []decide.Held) string {
-	h := sha256.New()
-	for _, m := range missing {
-		_, _ = fmt.Fprintf(h, "%s/%s/%s\n", m.ResourceOf(), m.Namespace, m.Name)
-	}
-	suffix := "-undo-" + hex.EncodeToString(h.Sum(nil))[:8]
-	if len(backup) > 63-len(suffix) {
-		backup = strings.TrimRight(backup[:63-len(suffix)], "-")
-	}
-	return backup + suffix
 }
 
 // follow reads the Restore until it ends, saying so to o.Progress each
@@ -280,13 +198,7 @@ func follow(ctx context.Context, v velero.Client, name string, o Options) (*vele
 			return nil, err
 		}
 		if r != nil {
-			line := fmt.Sprintf("Restore %s/%s: %s, %d of %d items restored", v.Namespace, name, cmp.Or(r.Phase, "New"), r.Restored, r.Total)
-			if r.Ended() {
-				line += fmt.Sprintf(", %d warnings, %d errors", r.Warnings, r.Errors)
-				if r.FailureReason != "" || len(r.ValidationErrors) > 0 {
-					line += ": " + strings.Join(append([]string{r.FailureReason}, r.ValidationErrors...), "; ")
-				}
-			}
+			line := report.RestoreLine(v.Namespace, name, r)
 			now := time.Now()
 			switch {
 			case line != last:
@@ -295,7 +207,7 @@ func follow(ctx context.Context, v velero.Client, name string, o Options) (*vele
 				}
 				moved, said = now, now
 			case now.Sub(said) >= stalled && o.Progress != nil:
-				_, _ = fmt.Fprintln(o.Progress, stallNote(v.Namespace, name, r, now.Sub(moved)))
+				_, _ = fmt.Fprintln(o.Progress, report.RestoreStalled(v.Namespace, name, r, now.Sub(moved)))
 				said = now
 			}
 			last = line
@@ -309,15 +221,4 @@ func follow(ctx context.Context, v velero.Client, name string, o Options) (*vele
 		case <-time.After(poll):
 		}
 	}
-}
-
-// stallNote says that a Restore has not moved for a while, and what Velero
-// is likely waiting on.
-func stallNote(namespace, name string, r *velero.Restore, still time.Duration) string {
-	what := fmt.Sprintf("it has restored %d of %d items; a claim's volume is made from its snapshot and looked at every 10 s", r.Restored, r.Total)
-	if r.Total == 0 {
-		what = "it has counted nothing to restore yet: Velero waits for its caches of the kinds it restores, and for good on a kind at a version the API server does not serve"
-	}
-	return fmt.Sprintf("Restore %s/%s: %s for %s with no change: %s; velero restore describe %s and velero restore logs %s say more",
-		namespace, name, cmp.Or(r.Phase, "New"), still.Round(time.Second), what, name, name)
 }

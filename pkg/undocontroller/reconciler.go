@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
@@ -75,7 +75,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return r.settle(ctx, before, u, 0, err)
 	}
-	verdict := decide.JudgeUndo(step)
+	verdict := restore.JudgeUndo(step)
 	record(u, res, verdict)
 	poll := time.Duration(0)
 	switch verdict.Phase {
@@ -144,8 +144,8 @@ func target(u *cleanupv1alpha1.Undo) string {
 
 // stepOf is what a step found, in pkg/decide's terms; err only when the
 // step failed in a way that is tried again (the API server, Velero).
-func stepOf(res *undo.Result, err error) (decide.UndoStep, error) {
-	var s decide.UndoStep
+func stepOf(res *undo.Result, err error) (restore.UndoStep, error) {
+	var s restore.UndoStep
 	reinstall, selection := (*undo.NotReinstalledError)(nil), (*undo.SelectionError)(nil)
 	switch {
 	case errors.Is(err, undo.ErrNoBackup):

@@ -9,6 +9,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
 )
 
@@ -17,13 +18,13 @@ import (
 func optionsOf(u *cleanupv1alpha1.Undo) (undo.Options, error) {
 	t := u.Spec.Uninstall
 	o := undo.Options{
-		Owner:           undo.Owner{Extension: t.Kind == "ClusterExtension", Namespace: t.Namespace, Name: t.Name},
+		Owner:           decide.Owner{Kind: t.Kind, Namespace: t.Namespace, Name: t.Name},
 		VeleroNamespace: cmp.Or(u.Spec.VeleroNamespace, cleanupv1alpha1.DefaultVeleroNamespace),
 		WithoutOperator: u.Spec.WithoutOperator,
 		Restore:         u.Status.Restore,
 	}
 	for _, only := range u.Spec.Only {
-		name, err := decide.ParseObjectName(only)
+		name, err := restore.ParseObjectName(only)
 		if err != nil {
 			return o, &undo.SelectionError{Err: fmt.Errorf("spec.only: %w", err)}
 		}
@@ -42,7 +43,7 @@ func optionsOf(u *cleanupv1alpha1.Undo) (undo.Options, error) {
 }
 
 // record writes a step's result and verdict into the Undo's status.
-func record(u *cleanupv1alpha1.Undo, res *undo.Result, v decide.UndoVerdict) {
+func record(u *cleanupv1alpha1.Undo, res *undo.Result, v restore.UndoVerdict) {
 	st := &u.Status
 	st.Phase = v.Phase
 	st.Reinstall = ""
@@ -75,14 +76,14 @@ func record(u *cleanupv1alpha1.Undo, res *undo.Result, v decide.UndoVerdict) {
 		if len(row.Owners) > 0 {
 			st.OwnersLinked++
 		}
-		notBack := row.State == undo.StateMissing || row.State == undo.StateUnread || row.Problem != ""
+		notBack := row.NotBack()
 		if (notBack || len(row.OwnersLeftOut) > 0) && len(st.NotBack) < cleanupv1alpha1.MaxUndoObjects {
 			st.NotBack = append(st.NotBack, cleanupv1alpha1.UndoObject{Kind: row.Object.KindName(), Namespace: row.Object.Namespace, Name: row.Object.Name,
 				State: row.State, Problem: row.Problem, OwnersLeftOut: row.OwnersLeftOut})
 		}
 	}
 	st.Objects = int32(len(res.Rows))
-	st.Restored, st.Present, st.Missing, st.Unread = counts[undo.StateRestored], counts[undo.StatePresent], counts[undo.StateMissing], counts[undo.StateUnread]
+	st.Restored, st.Present, st.Missing, st.Unread = counts[restore.StateRestored], counts[restore.StatePresent], counts[restore.StateMissing], counts[restore.StateUnread]
 }
 
 // conditionOf is a condition's status.

@@ -11,6 +11,8 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
+	"github.com/csv-cleaner/csv-cleaner/pkg/report"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
@@ -25,21 +27,21 @@ func TestOptionsOf(t *testing.T) {
 	}{
 		{name: "a CSV, Velero's namespace defaulted", spec: cleanupv1alpha1.UndoSpec{Uninstall: csv},
 			check: func(o undo.Options) string {
-				if o.Owner != (undo.Owner{Namespace: "ops", Name: "op.v1"}) || o.VeleroNamespace != cleanupv1alpha1.DefaultVeleroNamespace || !o.Selection.Empty() {
+				if o.Owner != (decide.Owner{Kind: decide.KindCSV, Namespace: "ops", Name: "op.v1"}) || o.VeleroNamespace != cleanupv1alpha1.DefaultVeleroNamespace || !o.Selection.Empty() {
 					return fmt.Sprintf("%+v", o)
 				}
 				return ""
 			}},
 		{name: "a ClusterExtension", spec: cleanupv1alpha1.UndoSpec{Uninstall: cleanupv1alpha1.UndoTarget{Kind: "ClusterExtension", Name: "ext"}, VeleroNamespace: "backups", WithoutOperator: true},
 			check: func(o undo.Options) string {
-				if !o.Owner.Extension || o.Owner.Name != "ext" || o.VeleroNamespace != "backups" || !o.WithoutOperator {
+				if !o.Owner.Extension() || o.Owner.Name != "ext" || o.VeleroNamespace != "backups" || !o.WithoutOperator {
 					return fmt.Sprintf("%+v", o)
 				}
 				return ""
 			}},
 		{name: "only and a selector", spec: cleanupv1alpha1.UndoSpec{Uninstall: csv, Only: []string{"Widget/a/w1", "Cluster/c1"}, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "db"}}},
 			check: func(o undo.Options) string {
-				if len(o.Selection.Only) != 2 || o.Selection.Only[1] != (decide.ObjectName{Kind: "Cluster", Name: "c1"}) || o.Selection.Selector.String() != "tier=db" {
+				if len(o.Selection.Only) != 2 || o.Selection.Only[1] != (restore.ObjectName{Kind: "Cluster", Name: "c1"}) || o.Selection.Selector.String() != "tier=db" {
 					return fmt.Sprintf("%+v", o.Selection)
 				}
 				return ""
@@ -77,23 +79,23 @@ func TestOptionsOf(t *testing.T) {
 }
 
 func TestRecord(t *testing.T) {
-	rows := []undo.Row{
-		{Object: decide.Held{Group: "example.com", Kind: "Widget", Namespace: "a", Name: "w1"}, State: undo.StateRestored},
-		{Object: decide.Held{Kind: "Secret", Namespace: "a", Name: "s1"}, State: undo.StateRestored, Owners: []string{"Widget.example.com a/w1"}},
-		{Object: decide.Held{Kind: "ConfigMap", Namespace: "a", Name: "c1"}, State: undo.StatePresent, OwnersLeftOut: []string{"ClusterRole r: not restored"}},
-		{Object: decide.Held{Kind: "PersistentVolumeClaim", Namespace: "a", Name: "p1"}, State: undo.StateRestored, Problem: "not bound to a volume"},
-		{Object: decide.Held{Group: "example.com", Kind: "Widget", Namespace: "a", Name: "w2"}, State: undo.StateMissing},
+	rows := []restore.Row{
+		{Object: decide.Held{Group: "example.com", Kind: "Widget", Namespace: "a", Name: "w1"}, State: restore.StateRestored},
+		{Object: decide.Held{Kind: "Secret", Namespace: "a", Name: "s1"}, State: restore.StateRestored, Owners: []string{"Widget.example.com a/w1"}},
+		{Object: decide.Held{Kind: "ConfigMap", Namespace: "a", Name: "c1"}, State: restore.StatePresent, OwnersLeftOut: []string{"ClusterRole r: not restored"}},
+		{Object: decide.Held{Kind: "PersistentVolumeClaim", Namespace: "a", Name: "p1"}, State: restore.StateRestored, Problem: "not bound to a volume"},
+		{Object: decide.Held{Group: "example.com", Kind: "Widget", Namespace: "a", Name: "w2"}, State: restore.StateMissing},
 	}
 	t.Run("an ended undo: counts, what is not back, and its end", func(t *testing.T) {
 		u := &cleanupv1alpha1.Undo{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
-		res := &undo.Result{Backup: "velero/b1", Restore: "b1-undo-1", RestorePhase: "Completed", Rows: rows, Progress: &velero.Restore{Restored: 4, Total: 4}}
-		v := decide.JudgeUndo(decide.UndoStep{Objects: len(rows), NotBack: res.Missing()})
+		res := &undo.Result{Undo: report.Undo{Backup: "velero/b1", Restore: "b1-undo-1", RestorePhase: "Completed", Rows: rows}, Progress: &velero.Restore{Restored: 4, Total: 4}}
+		v := restore.JudgeUndo(restore.UndoStep{Objects: len(rows), NotBack: res.Missing()})
 		record(u, res, v)
 		st := u.Status
 		if st.Phase != cleanupv1alpha1.UndoPartiallyFailed || st.Objects != 5 || st.Restored != 3 || st.Present != 1 || st.Missing != 1 || st.OwnersLinked != 1 {
 			t.Errorf("status %+v", st)
 		}
-		if len(st.NotBack) != 3 || st.NotBack[0].Name != "c1" || st.NotBack[1].Problem != "not bound to a volume" || st.NotBack[2].State != undo.StateMissing {
+		if len(st.NotBack) != 3 || st.NotBack[0].Name != "c1" || st.NotBack[1].Problem != "not bound to a volume" || st.NotBack[2].State != restore.StateMissing {
 			t.Errorf("notBack %+v: want c1 (owners left out), p1 (a problem), w2 (missing)", st.NotBack)
 		}
 		if st.Backup != "velero/b1" || st.Restore != "b1-undo-1" || st.ItemsRestored != 4 || st.CompletionTime == nil {
@@ -106,29 +108,29 @@ func TestRecord(t *testing.T) {
 	})
 	t.Run("a Restore under way keeps the counts of the last ended step, and no end", func(t *testing.T) {
 		u := &cleanupv1alpha1.Undo{}
-		record(u, &undo.Result{Backup: "velero/b1", Restore: "b1-undo-1", RestorePhase: "InProgress", UnderWay: true, Rows: rows}, decide.JudgeUndo(decide.UndoStep{UnderWay: true}))
+		record(u, &undo.Result{Undo: report.Undo{Backup: "velero/b1", Restore: "b1-undo-1", RestorePhase: "InProgress", Rows: rows}, UnderWay: true}, restore.JudgeUndo(restore.UndoStep{UnderWay: true}))
 		if u.Status.Phase != cleanupv1alpha1.UndoInProgress || u.Status.Objects != 0 || u.Status.CompletionTime != nil || u.Status.Restore != "b1-undo-1" {
 			t.Errorf("status %+v", u.Status)
 		}
 	})
 	t.Run("waiting for the reinstall says what to reinstall; once back, it says it no more", func(t *testing.T) {
 		u := &cleanupv1alpha1.Undo{}
-		record(u, nil, decide.JudgeUndo(decide.UndoStep{NotReinstalled: "reinstall it"}))
+		record(u, nil, restore.JudgeUndo(restore.UndoStep{NotReinstalled: "reinstall it"}))
 		if u.Status.Reinstall != "reinstall it" || u.Status.Phase != cleanupv1alpha1.UndoWaitingForReinstall {
 			t.Errorf("status %+v", u.Status)
 		}
-		record(u, &undo.Result{Restore: "r", UnderWay: true}, decide.JudgeUndo(decide.UndoStep{UnderWay: true}))
+		record(u, &undo.Result{Undo: report.Undo{Restore: "r"}, UnderWay: true}, restore.JudgeUndo(restore.UndoStep{UnderWay: true}))
 		if u.Status.Reinstall != "" {
 			t.Errorf("reinstall still said: %q", u.Status.Reinstall)
 		}
 	})
 	t.Run("status.notBack holds 50 objects at most; the counts are complete", func(t *testing.T) {
-		var many []undo.Row
+		var many []restore.Row
 		for i := range 80 {
-			many = append(many, undo.Row{Object: decide.Held{Kind: "Secret", Namespace: "a", Name: fmt.Sprint(i)}, State: undo.StateMissing})
+			many = append(many, restore.Row{Object: decide.Held{Kind: "Secret", Namespace: "a", Name: fmt.Sprint(i)}, State: restore.StateMissing})
 		}
 		u := &cleanupv1alpha1.Undo{}
-		record(u, &undo.Result{Rows: many}, decide.JudgeUndo(decide.UndoStep{Objects: 80, NotBack: 80}))
+		record(u, &undo.Result{Undo: report.Undo{Rows: many}}, restore.JudgeUndo(restore.UndoStep{Objects: 80, NotBack: 80}))
 		if len(u.Status.NotBack) != cleanupv1alpha1.MaxUndoObjects || u.Status.Missing != 80 {
 			t.Errorf("%d listed, %d missing", len(u.Status.NotBack), u.Status.Missing)
 		}

@@ -43,19 +43,16 @@ type Backup struct {
 	StorageLocation string
 }
 
-// Owner is who a Backup is made for: the uninstall's owner.
-type Owner struct {
-	UID   types.UID
-	Title string
-	// Hash is decide.OwnerHash of its kind, namespace and name.
-	Hash string
+// labelsOf are the labels of the Backups (and what they own) made for
+// the uninstall of owner.
+func labelsOf(owner decide.Owner) map[string]string {
+	return map[string]string{ManagedByLabel: ManagedBy, OwnerUIDLabel: string(owner.UID), OwnerLabel: owner.Hash()}
 }
 
-func (o Owner) labels() map[string]string {
-	return map[string]string{ManagedByLabel: ManagedBy, OwnerUIDLabel: string(o.UID), OwnerLabel: o.Hash}
+// annotationsOf name owner for a person on what is made for its uninstall.
+func annotationsOf(owner decide.Owner) map[string]string {
+	return map[string]string{OwnerAnnotation: owner.String()}
 }
-
-func (o Owner) annotations() map[string]string { return map[string]string{OwnerAnnotation: o.Title} }
 
 // Backup reads the Backup called name; nil when there is none.
 func (c Client) Backup(ctx context.Context, name string) (*Backup, error) {
@@ -81,12 +78,12 @@ func (c Client) Backup(ctx context.Context, name string) (*Backup, error) {
 // that it goes when Velero deletes the Backup. One that exists already
 // (made by an earlier pass whose reply was lost, or by another
 // csv-cleaner) is the same Backup: it is not an error.
-func (c Client) CreateBackup(ctx context.Context, name string, owner Owner, content decide.BackupContent, s *cleanupv1alpha1.VeleroBackup) error {
+func (c Client) CreateBackup(ctx context.Context, name string, owner decide.Owner, content decide.BackupContent, s *cleanupv1alpha1.VeleroBackup) error {
 	policy, namespaces, err := BackupPolicy(content, c.Namespace, name)
 	if err != nil {
 		return err
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: name, Labels: owner.labels(), Annotations: owner.annotations()},
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: name, Labels: labelsOf(owner), Annotations: annotationsOf(owner)},
 		Data: map[string]string{"policy": policy}}
 	if err := c.Writer.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating the resource policy of Velero's Backup %s/%s: %w", c.Namespace, name, err)
@@ -95,8 +92,8 @@ func (c Client) CreateBackup(ctx context.Context, name string, owner Owner, cont
 	b.SetGroupVersionKind(backupKind)
 	b.SetNamespace(c.Namespace)
 	b.SetName(name)
-	b.SetLabels(owner.labels())
-	b.SetAnnotations(owner.annotations())
+	b.SetLabels(labelsOf(owner))
+	b.SetAnnotations(annotationsOf(owner))
 	spec := map[string]any{"includedNamespaces": toAny(namespaces),
 		"resourcePolicy": map[string]any{"kind": "configmap", "name": name}}
 	if s.StorageLocation != "" {

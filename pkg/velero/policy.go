@@ -83,35 +83,11 @@ func BackupPolicy(c decide.BackupContent, namespace, name string) (string, []str
 		}
 		named[h.Namespace][r] = append(named[h.Namespace][r], h.Name)
 	}
-	// One exact entry a namespace, never a pattern (docs/backup.md says why);
-	// the whole kinds of every namespace need none, and with something named,
-	// every namespace there is gets its entry.
-	every := slices.Contains(c.WholeIn, decide.EveryNamespace)
-	namespacesIn := c.Namespaces
-	var namespaces []string
-	switch {
-	case every && len(named) == 0:
-	case every:
-		if len(c.Existing) == 0 {
-			return "", nil, fmt.Errorf("a Backup of every namespace with objects named in some must name every namespace, and none is known")
-		}
-		namespaces = slices.Clone(c.Existing)
-		for ns := range named {
-			if !slices.Contains(namespaces, ns) {
-				namespaces = append(namespaces, ns)
-			}
-		}
-		slices.Sort(namespaces)
-		namespacesIn = namespaces
-	default:
-		namespaces = sortedKeys(named)
-		for _, ns := range c.WholeIn {
-			if !slices.Contains(namespaces, ns) {
-				namespaces = append(namespaces, ns)
-			}
-		}
-		slices.Sort(namespaces)
+	namespaces, namespacesIn, err := decide.PolicyNamespaces(c)
+	if err != nil {
+		return "", nil, err
 	}
+	every := slices.Contains(c.WholeIn, decide.EveryNamespace)
 	for _, ns := range namespaces {
 		entry := namespacedFilter{Namespaces: []string{ns}}
 		if every || slices.Contains(c.WholeIn, ns) {
@@ -194,7 +170,7 @@ func marshalPolicy(p policy) (string, error) {
 		return "", fmt.Errorf("writing Velero's resource policy: %w", err)
 	}
 	if len(b) > maxPolicy {
-		return "", fmt.Errorf("Velero's resource policy naming these objects takes %d bytes, more than a ConfigMap holds (%d)", len(b), maxPolicy)
+		return "", fmt.Errorf("the resource policy of Velero naming these objects takes %d bytes, more than a ConfigMap holds (%d)", len(b), maxPolicy)
 	}
 	return string(b), nil
 }

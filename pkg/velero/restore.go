@@ -61,12 +61,12 @@ type RestoreSpec struct {
 // policy in a ConfigMap of the same name owned by the Backup. One that
 // exists already is the same Restore (a run that was interrupted): it is
 // not an error.
-func (c Client) CreateRestore(ctx context.Context, name string, owner Owner, spec RestoreSpec) error {
+func (c Client) CreateRestore(ctx context.Context, name string, owner decide.Owner, spec RestoreSpec) error {
 	policy, err := RestorePolicy(spec.Objects)
 	if err != nil {
 		return err
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: name, Labels: owner.labels(), Annotations: owner.annotations(),
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: name, Labels: labelsOf(owner), Annotations: annotationsOf(owner),
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: backupKind.GroupVersion().String(), Kind: backupKind.Kind, Name: spec.Backup.Name, UID: spec.Backup.UID}}},
 		Data: map[string]string{"policy": policy}}
 	if err := c.Writer.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -100,8 +100,8 @@ func (c Client) CreateRestore(ctx context.Context, name string, owner Owner, spe
 	r.SetGroupVersionKind(restoreKind)
 	r.SetNamespace(c.Namespace)
 	r.SetName(name)
-	r.SetLabels(owner.labels())
-	r.SetAnnotations(owner.annotations())
+	r.SetLabels(labelsOf(owner))
+	r.SetAnnotations(annotationsOf(owner))
 	if err := c.Writer.Create(ctx, r); err != nil && !apierrors.IsAlreadyExists(err) {
 		return absent(fmt.Errorf("creating Velero's Restore %s/%s: %w", c.Namespace, name, err))
 	}

@@ -10,7 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
+	"github.com/csv-cleaner/csv-cleaner/pkg/gather"
+	"github.com/csv-cleaner/csv-cleaner/pkg/revision"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
@@ -34,7 +35,7 @@ type ExactList struct {
 }
 
 // RevisionSearchCost is what finding a deletion's revision after the fact
-// costs csv-cleaner (Gatherer.SearchDeletionRevision): a CSV deleted, then
+// costs csv-cleaner (revision.Reader.Search): a CSV deleted, then
 // Writes more writes, then the search.
 type RevisionSearchCost struct {
 	// ClusterRevision is etcd's revision when the search ran: the range it searched.
@@ -159,12 +160,12 @@ func (e *Env) measureSearch(ctx context.Context, meter cpuMeter, subject client.
 		return out, err
 	}
 	out.ClusterRevision = head.ResourceVersion
-	g := cleanup.Gatherer{Live: e.Client, Cached: e.Client}
+	g := revision.Reader{Gatherer: gather.Gatherer{Live: e.Client, Cached: e.Client}}
 	var took []time.Duration
 	cpu, err := meter.during(func() error {
 		for range reps {
 			start := time.Now()
-			found, err := g.SearchDeletionRevision(ctx, subject)
+			found, err := g.Search(ctx, subject)
 			if err != nil {
 				return err
 			}

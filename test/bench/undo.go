@@ -17,6 +17,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
@@ -144,7 +145,7 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 		return res, err
 	}
 	began := time.Now()
-	undone, err := undo.Run(ctx, e.Client, undo.Options{Owner: undo.Owner{Extension: true, Name: id}, WithoutOperator: true, Poll: 50 * time.Millisecond})
+	undone, err := undo.Run(ctx, e.Client, undo.Options{Owner: decide.Owner{Kind: decide.KindExtension, Name: id}, WithoutOperator: true, Poll: 50 * time.Millisecond})
 	res.Undo = time.Since(began)
 	if err != nil {
 		return res, fmt.Errorf("undoing the uninstall: %w", err)
@@ -153,7 +154,7 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 		return res, fmt.Errorf("the undo left %d of %d objects missing (%d rows)", missing, (1+dependentsEach)*n, len(undone.Rows))
 	}
 	for _, row := range undone.Rows {
-		if row.State == undo.StateRestored {
+		if row.State == restore.StateRestored {
 			res.Restored++
 		}
 		if len(row.Owners) > 0 {
@@ -410,8 +411,8 @@ func resourcesOf(set []fixtures.CRD) []string {
 // RBAC and webhook configurations (Velero's own Restore, as `velero restore
 // create --from-backup` does), and times it from its creation to Completed.
 func (e *Env) veleroRestore(ctx context.Context, backup string) (time.Duration, error) {
-	excluded := make([]any, len(undo.Excluded))
-	for i, r := range undo.Excluded {
+	excluded := make([]any, len(restore.Excluded))
+	for i, r := range restore.Excluded {
 		excluded[i] = r
 	}
 	r := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"backupName": backup, "excludedResources": excluded, "restorePVs": true}}}

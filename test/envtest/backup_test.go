@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -124,7 +124,7 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 			HaveField("Phase", decide.BackupPhaseCompleted), HaveField("Verified", true),
 			// the operand, the ClusterRole and its binding
 			HaveField("Planned", BeEquivalentTo(3)), HaveField("Items", BeNumerically(">=", 3))))
-		Expect(rec.Status.Message).To(ContainSubstring("csv-cleaner undo --namespace " + s.install.Namespace + " " + s.install.CSVName))
+		Expect(rec.Status.Message).To(ContainSubstring("undo-of CSV " + s.install.Namespace + "/" + s.install.CSVName))
 		Expect(s.eventReasons(ctx)).To(ContainElements("BackupCreated", "BackupVerified", "CleanupCompleted"))
 
 		By("the Backup holding what was deleted, and of the cluster's RBAC only the uninstall's, as its policy and resource list say")
@@ -308,7 +308,7 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		rec := s.record(ctx)
 		Expect(rec.Status.Backup).To(HaveValue(And(HaveField("Verified", true), HaveField("Planned", BeEquivalentTo(3)))))
 		name := rec.Status.Backup.Name
-		Expect(rec.Status.Message).To(ContainSubstring("csv-cleaner undo clusterextension " + ext))
+		Expect(rec.Status.Message).To(ContainSubstring("undo-of ClusterExtension " + ext))
 		list := v.list(name)
 		Expect(list[s.ext.CRDs[0].Group+"/v1/Gadget"]).To(ConsistOf(s.ns("a")+"/one", s.ns("b")+"/two"))
 		// the extension's CRD, and no other
@@ -351,17 +351,17 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		s.installWithOperand(ctx)
 		Expect(fixtures.WaitAggregated(ctx, k8s, rbac.OperandRole, s.crd(0).Group, s.crd(0).Plural)).To(Succeed())
 		sa := &types.NamespacedName{Namespace: deployedSubject.Namespace, Name: deployedSubject.Name}
-		planOf := func(ctx context.Context) *cleanup.DryRun {
+		planOf := func(ctx context.Context) *dryrun.DryRun {
 			GinkgoHelper()
 			s.afterOperands() // planned as if deleted now: an operand of this second would be of unknown age
 			dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 			Expect(err).NotTo(HaveOccurred())
-			Expect(cleanup.Foresee(ctx, k8s, disc, dry, sa)).To(Succeed())
+			Expect(dryrun.Foresee(ctx, k8s, disc, dry, sa)).To(Succeed())
 			return dry
 		}
 
 		dry := planOf(ctx)
-		Expect(dry.Verdict).To(Equal(cleanup.VerdictBlocked))
+		Expect(dry.Verdict).To(Equal(decide.VerdictBlocked))
 		Expect(dry.Message).To(And(ContainSubstring(`is "Unavailable", not Available`), ContainSubstring("apply manifests/velero/role.yaml")))
 		Expect(dry.Refusals).To(ContainElement(And(HaveField("Kind", "Backup.velero.io"), HaveField("Reason", cleanupv1alpha1.BlockedForbidden))))
 		Expect(dry.Backup).NotTo(BeNil())
@@ -372,7 +372,7 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		v.setLocation(ctx, "Available")
 		applyVeleroRole(ctx, "velero-plan")
 		dry = planOf(ctx)
-		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall), dry.Message)
+		Expect(dry.Verdict).To(Equal(decide.VerdictUninstall), dry.Message)
 		Expect(dry.Backup).To(HaveValue(And(HaveField("Reason", ""), HaveField("Message", ContainSubstring("a Velero Backup of the 3 objects to delete, the 0 the garbage collector deletes with them")))))
 		Expect(v.backups(ctx)).To(BeEmpty())
 		Expect(s.remaining(ctx)).To(ContainElement("Widget " + s.ns("a") + "/w1"))

@@ -19,9 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
@@ -151,7 +151,7 @@ func closureSpecs() {
 		s.afterOperands()
 		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
-		Expect(cleanup.Foresee(ctx, k8s, disc, dry, nil)).To(Succeed())
+		Expect(dryrun.Foresee(ctx, k8s, disc, dry, nil)).To(Succeed())
 		Expect(names(dry.Dependents)).To(ConsistOf(want))
 		Expect(dry.Volumes).To(ConsistOf(And(HaveField("Claim.Name", "data"), HaveField("Snapshot", true), HaveField("SnapshotClass", "csi.dep.example.com"),
 			HaveField("Driver", "csi.dep.example.com"))))
@@ -191,7 +191,7 @@ func closureSpecs() {
 		}
 
 		By("undoing before the operator is installed again: it finds the Backup, says what to reinstall, and makes nothing")
-		owner := undo.Owner{Namespace: s.install.Namespace, Name: s.install.CSVName}
+		owner := decide.Owner{Kind: decide.KindCSV, Namespace: s.install.Namespace, Name: s.install.CSVName}
 		res, err := undo.Run(ctx, k8s, undo.Options{Owner: owner, VeleroNamespace: "velero-dep"})
 		Expect(err).To(MatchError(And(ContainSubstring("is not installed again"), ContainSubstring("Subscription in namespace "+s.install.Namespace))))
 		Expect(res).To(HaveValue(And(HaveField("Backup", "velero-dep/"+name), HaveField("From", "the uninstall's record"), HaveField("Restore", ""))))
@@ -202,7 +202,7 @@ func closureSpecs() {
 		res, err = undo.Run(ctx, k8s, undo.Options{Owner: owner, VeleroNamespace: "velero-dep"})
 		Expect(err).To(MatchError(ContainSubstring("is not installed again")))
 		Expect(res).To(HaveValue(And(HaveField("Backup", "velero-dep/"+name), HaveField("From", ContainSubstring("labels")))))
-		_, err = undo.Run(ctx, k8s, undo.Options{Owner: undo.Owner{Namespace: s.install.Namespace, Name: "another.v1"}, VeleroNamespace: "velero-dep"})
+		_, err = undo.Run(ctx, k8s, undo.Options{Owner: decide.Owner{Kind: decide.KindCSV, Namespace: s.install.Namespace, Name: "another.v1"}, VeleroNamespace: "velero-dep"})
 		Expect(err).To(MatchError(ContainSubstring("no verified backup")))
 	})
 

@@ -22,6 +22,7 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 	"github.com/csv-cleaner/csv-cleaner/test/faultproxy"
@@ -229,16 +230,16 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		cmd := exec.CommandContext(ctx, cleanerBinary(ctx), "plan", "clusterextension", s.ext.Name, "-o", "json", "--kubeconfig", cp.Kubeconfig, "--service-account", sa.String())
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		Expect(cmd.Run()).To(Succeed(), stderr.String())
-		var dry cleanup.DryRun
+		var dry dryrun.DryRun
 		Expect(json.Unmarshal(stdout.Bytes(), &dry)).To(Succeed())
 		Expect(dry.ClusterExtension).To(Equal(s.ext.Name))
-		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall))
+		Expect(dry.Verdict).To(Equal(decide.VerdictUninstall))
 		Expect(dry.Refusals).To(BeEmpty())
 		Expect(dry.Items).To(ConsistOf(
-			cleanup.DryRunItem{Action: decide.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "one", Reason: decide.DeleteOwnedOperand},
-			cleanup.DryRunItem{Action: decide.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "two", Reason: decide.DeleteOwnedOperand},
-			cleanup.DryRunItem{Action: decide.ActionKeep, Kind: kind, Namespace: s.ns("b"), Name: "outside", Reason: cleanupv1alpha1.KeepOutsideTargets},
-			cleanup.DryRunItem{Action: decide.ActionKeep, Kind: decide.CRDKind, Name: s.objs.CRDs[0].Name, Reason: cleanupv1alpha1.KeepPolicyOrphan},
+			dryrun.DryRunItem{Action: decide.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "one", Reason: decide.DeleteOwnedOperand},
+			dryrun.DryRunItem{Action: decide.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "two", Reason: decide.DeleteOwnedOperand},
+			dryrun.DryRunItem{Action: decide.ActionKeep, Kind: kind, Namespace: s.ns("b"), Name: "outside", Reason: cleanupv1alpha1.KeepOutsideTargets},
+			dryrun.DryRunItem{Action: decide.ActionKeep, Kind: decide.CRDKind, Name: s.objs.CRDs[0].Name, Reason: cleanupv1alpha1.KeepPolicyOrphan},
 		))
 		Expect(s.finalizers(ctx)).To(ContainElement(decide.DefaultFinalizer), "the plan changed nothing")
 		Expect(s.resources(ctx)).To(HaveLen(3))

@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 )
 
 var _ = Describe("csv-cleaner plan", func() {
@@ -52,20 +52,20 @@ var _ = Describe("csv-cleaner plan", func() {
 		}
 
 		By("reading the plan as JSON")
-		var dry cleanup.DryRun
+		var dry dryrun.DryRun
 		Expect(json.Unmarshal([]byte(run("--namespace", s.install.Namespace, s.install.CSVName, "-o", "json")), &dry)).To(Succeed())
-		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall))
+		Expect(dry.Verdict).To(Equal(decide.VerdictUninstall))
 		Expect(dry.Refusals).To(BeEmpty(), "the identity may do what the uninstall does, and no admission check refuses it")
 		Expect(dry.Notes).To(BeEmpty())
 		Expect(dry.Policy).To(Equal("plan"))
 		Expect(dry.UninstallMessage).To(Equal(words), "the operator author's words, as the console shows them")
 		Expect(dry.Items).To(ConsistOf(
-			cleanup.DryRunItem{Action: "Delete", Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: decide.DeleteOwnedOperand},
-			cleanup.DryRunItem{Action: "Delete", Kind: kind, Namespace: s.ns("b"), Name: "w2", Reason: decide.DeleteOwnedOperand},
-			cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("c"), Name: "w3", Reason: cleanupv1alpha1.KeepOutsideTargets},
-			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRoleBinding.rbac.authorization.k8s.io", Name: "plan-role", Reason: decide.DeleteOwnerLabels},
-			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRole.rbac.authorization.k8s.io", Name: "plan-role", Reason: decide.DeleteOwnerLabels},
-			cleanup.DryRunItem{Action: "Keep", Kind: "CustomResourceDefinition.apiextensions.k8s.io", Name: s.crd(0).Name(), Reason: cleanupv1alpha1.KeepHasInstances},
+			dryrun.DryRunItem{Action: "Delete", Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: decide.DeleteOwnedOperand},
+			dryrun.DryRunItem{Action: "Delete", Kind: kind, Namespace: s.ns("b"), Name: "w2", Reason: decide.DeleteOwnedOperand},
+			dryrun.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("c"), Name: "w3", Reason: cleanupv1alpha1.KeepOutsideTargets},
+			dryrun.DryRunItem{Action: "Delete", Kind: "ClusterRoleBinding.rbac.authorization.k8s.io", Name: "plan-role", Reason: decide.DeleteOwnerLabels},
+			dryrun.DryRunItem{Action: "Delete", Kind: "ClusterRole.rbac.authorization.k8s.io", Name: "plan-role", Reason: decide.DeleteOwnerLabels},
+			dryrun.DryRunItem{Action: "Keep", Kind: "CustomResourceDefinition.apiextensions.k8s.io", Name: s.crd(0).Name(), Reason: cleanupv1alpha1.KeepHasInstances},
 		), "the ClusterRole with olm.owner alone is not the CSV's")
 
 		By("reading the same plan as a table, with the CSV name before the flags")
@@ -88,7 +88,7 @@ var _ = Describe("csv-cleaner plan", func() {
 		s.operand(ctx, 0, s.ns("a"), "late")
 		Expect(json.Unmarshal([]byte(run("-n", s.install.Namespace, s.install.CSVName, "-o", "json")), &dry)).To(Succeed())
 		Expect(dry.Message).To(Equal("CSV is being uninstalled"))
-		Expect(dry.Items).To(ContainElement(cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("a"), Name: "late", Reason: cleanupv1alpha1.KeepCreatedAfterDeletion}))
+		Expect(dry.Items).To(ContainElement(dryrun.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("a"), Name: "late", Reason: cleanupv1alpha1.KeepCreatedAfterDeletion}))
 
 		Expect(s.finalizers(ctx)).To(ContainElement(decide.DefaultFinalizer), "the plan released nothing")
 
@@ -123,12 +123,12 @@ var _ = Describe("csv-cleaner plan", func() {
 
 		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
-		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall), dry.Message)
+		Expect(dry.Verdict).To(Equal(decide.VerdictUninstall), dry.Message)
 		Expect(dry.Items).To(ConsistOf(
-			cleanup.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: cleanupv1alpha1.KeepPolicyOrphan},
-			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRoleBinding.rbac.authorization.k8s.io", Name: "plan-orphan-role", Reason: decide.DeleteOwnerLabels},
-			cleanup.DryRunItem{Action: "Delete", Kind: "ClusterRole.rbac.authorization.k8s.io", Name: "plan-orphan-role", Reason: decide.DeleteOwnerLabels},
-			cleanup.DryRunItem{Action: "Keep", Kind: "CustomResourceDefinition.apiextensions.k8s.io", Name: s.crd(0).Name(), Reason: cleanupv1alpha1.KeepPolicyOrphan},
+			dryrun.DryRunItem{Action: "Keep", Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: cleanupv1alpha1.KeepPolicyOrphan},
+			dryrun.DryRunItem{Action: "Delete", Kind: "ClusterRoleBinding.rbac.authorization.k8s.io", Name: "plan-orphan-role", Reason: decide.DeleteOwnerLabels},
+			dryrun.DryRunItem{Action: "Delete", Kind: "ClusterRole.rbac.authorization.k8s.io", Name: "plan-orphan-role", Reason: decide.DeleteOwnerLabels},
+			dryrun.DryRunItem{Action: "Keep", Kind: "CustomResourceDefinition.apiextensions.k8s.io", Name: s.crd(0).Name(), Reason: cleanupv1alpha1.KeepPolicyOrphan},
 		))
 
 		By("uninstalling: the run does what the plan said")
@@ -142,7 +142,7 @@ var _ = Describe("csv-cleaner plan", func() {
 		s.create(ctx)
 		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
-		Expect(dry.Verdict).To(Equal(cleanup.VerdictUnmanaged))
+		Expect(dry.Verdict).To(Equal(decide.VerdictUnmanaged))
 		Expect(dry.Items).To(BeEmpty())
 	})
 })

@@ -13,8 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -33,12 +34,12 @@ var _ = Describe("csv-cleaner plan's foresight of rights", func() {
 		clear(ctx)
 		DeferCleanup(clear)
 	}
-	planOf := func(ctx context.Context, s *scenario, sa *types.NamespacedName) *cleanup.DryRun {
+	planOf := func(ctx context.Context, s *scenario, sa *types.NamespacedName) *dryrun.DryRun {
 		GinkgoHelper()
 		s.afterOperands()
 		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
-		Expect(cleanup.Foresee(ctx, k8s, disc, dry, sa)).To(Succeed())
+		Expect(dryrun.Foresee(ctx, k8s, disc, dry, sa)).To(Succeed())
 		return dry
 	}
 	// boundTo waits for csv-cleaner's operand binding of subject.
@@ -62,13 +63,13 @@ var _ = Describe("csv-cleaner plan's foresight of rights", func() {
 		Expect(fixtures.WaitAggregated(ctx, k8s, rbac.OperandRole, s.crd(0).Group, s.crd(0).Plural)).To(Succeed())
 
 		dry := planOf(ctx, s, nil)
-		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall), dry.Message)
+		Expect(dry.Verdict).To(Equal(decide.VerdictUninstall), dry.Message)
 		Expect(dry.Refusals).To(BeEmpty())
 		Expect(dry.Notes).To(BeEmpty())
 
 		By("naming a ServiceAccount that does not exist, the old default's way")
 		dry = planOf(ctx, s, &types.NamespacedName{Namespace: "nowhere-pid-sa", Name: "csv-cleaner"})
-		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall), dry.Message)
+		Expect(dry.Verdict).To(Equal(decide.VerdictUninstall), dry.Message)
 		Expect(dry.Refusals).To(BeEmpty())
 		Expect(dry.Notes).To(ConsistOf(ContainSubstring("ServiceAccount nowhere-pid-sa/csv-cleaner (--service-account) does not exist")))
 
@@ -92,7 +93,7 @@ var _ = Describe("csv-cleaner plan's foresight of rights", func() {
 		s.installWithOperand(ctx)
 
 		dry := planOf(ctx, s, nil)
-		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall), dry.Message)
+		Expect(dry.Verdict).To(Equal(decide.VerdictUninstall), dry.Message)
 		Expect(dry.Refusals).To(BeEmpty())
 		Expect(dry.Notes).To(BeEmpty())
 
@@ -109,7 +110,7 @@ var _ = Describe("csv-cleaner plan's foresight of rights", func() {
 		s.installWithOperand(ctx)
 
 		dry := planOf(ctx, s, nil)
-		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall), dry.Message)
+		Expect(dry.Verdict).To(Equal(decide.VerdictUninstall), dry.Message)
 		Expect(dry.Refusals).To(BeEmpty())
 		Expect(dry.Notes).To(ConsistOf(ContainSubstring("no identity it runs as was found")))
 	})

@@ -18,9 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
@@ -31,13 +31,13 @@ import (
 var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lists", func() {
 	// planAsRun plans the CSV as `csv-cleaner plan` does, the rights checked
 	// for an identity that holds them.
-	planAsRun := func(ctx context.Context, s *scenario) *cleanup.DryRun {
+	planAsRun := func(ctx context.Context, s *scenario) *dryrun.DryRun {
 		GinkgoHelper()
 		s.afterOperands() // a deletion planned for now is in a later second than the operands
 		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		sa := planIdentity(ctx, s.id, s.crd(0).Group)
-		Expect(cleanup.Foresee(ctx, k8s, disc, dry, &sa)).To(Succeed())
+		Expect(dryrun.Foresee(ctx, k8s, disc, dry, &sa)).To(Succeed())
 		return dry
 	}
 
@@ -51,13 +51,13 @@ var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lis
 		kind := s.crd(0).Kind + "." + s.crd(0).Group
 
 		dry := planAsRun(ctx, s)
-		Expect(dry.Verdict).To(Equal(cleanup.VerdictUninstall), dry.Message)
+		Expect(dry.Verdict).To(Equal(decide.VerdictUninstall), dry.Message)
 		Expect(dry.Unread).To(BeEmpty())
 		Expect(dry.Refusals).To(BeEmpty(), "the dry-run DELETE is sent where the instance can be read")
 		Expect(dry.Items).To(ContainElements(
 			And(HaveField("Action", decide.ActionUpdate), HaveField("Kind", decide.CRDKind), HaveField("Name", s.crd(0).Name()),
 				HaveField("Reason", decide.UpdateConversionNone), HaveField("Message", ContainSubstring("sets spec.conversion to None"))),
-			cleanup.DryRunItem{Action: decide.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: decide.DeleteOwnedOperand},
+			dryrun.DryRunItem{Action: decide.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: decide.DeleteOwnedOperand},
 		))
 
 		By("uninstalling: the conversion goes to None and the instance the plan named is deleted")
@@ -77,9 +77,9 @@ var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lis
 		kind := s.crd(0).Kind + "." + s.crd(0).Group
 
 		dry := planAsRun(ctx, s)
-		Expect(dry.Verdict).To(Equal(cleanup.VerdictBlocked))
+		Expect(dry.Verdict).To(Equal(decide.VerdictBlocked))
 		Expect(dry.Reason).To(Equal(cleanupv1alpha1.BlockedConversionFailed))
-		Expect(dry.Items).To(ContainElement(cleanup.DryRunItem{Action: decide.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: decide.DeleteOwnedOperand}))
+		Expect(dry.Items).To(ContainElement(dryrun.DryRunItem{Action: decide.ActionDelete, Kind: kind, Namespace: s.ns("a"), Name: "w1", Reason: decide.DeleteOwnedOperand}))
 		Expect(dry.Items).NotTo(ContainElement(HaveField("Action", decide.ActionUpdate)))
 		Expect(dry.Notes).To(ContainElement(ContainSubstring("read at version v1, where they are stored")))
 
@@ -92,9 +92,9 @@ var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lis
 		Expect(errors.As(cmd.Run(), &exit)).To(BeTrue(), "a plan whose verdict is Blocked does not exit 0")
 		Expect(exit.ExitCode()).To(Equal(5), stderr.String())
 		Expect(stderr.String()).To(ContainSubstring("the uninstall would be blocked: " + cleanupv1alpha1.BlockedConversionFailed))
-		var printed cleanup.DryRun
+		var printed dryrun.DryRun
 		Expect(json.Unmarshal(stdout.Bytes(), &printed)).To(Succeed())
-		Expect(printed).To(And(HaveField("Verdict", cleanup.VerdictBlocked), HaveField("Items", ConsistOf(dry.Items))))
+		Expect(printed).To(And(HaveField("Verdict", decide.VerdictBlocked), HaveField("Items", ConsistOf(dry.Items))))
 
 		By("deleting the CSV: the run is blocked with the message the plan gave")
 		s.deleteCSV(ctx)
@@ -169,12 +169,12 @@ var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lis
 		Expect(stdout.String()).To(MatchRegexp(`(?m)^Update\s+CustomResourceDefinition\.apiextensions\.k8s\.io\s+-\s+widgets\.pconv-mixed\.example\.com\s+ConversionToNone$`))
 		Expect(stdout.String()).To(MatchRegexp(`(?m)^Delete\s+Gadget\.other\.pconv-mixed\.example\.com\s+a-pconv-mixed\s+g1\s+OwnedOperand$`))
 
-		var dry cleanup.DryRun
+		var dry dryrun.DryRun
 		cmd = exec.CommandContext(ctx, planBinary(), "plan", "--kubeconfig", cp.Kubeconfig, "-n", s.install.Namespace, s.install.CSVName, "-o", "json", "--service-account", sa)
 		out, err := cmd.Output()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(json.Unmarshal(out, &dry)).To(Succeed())
-		Expect(dry.Verdict).To(Equal(cleanup.VerdictIncomplete))
+		Expect(dry.Verdict).To(Equal(decide.VerdictIncomplete))
 		Expect(dry.Unread).To(ConsistOf(And(HaveField("Kind", s.crd(0).Kind+"."+s.crd(0).Group), HaveField("Reason", cleanupv1alpha1.BlockedConversionFailed))))
 
 		By("uninstalling: the run turns the conversion off and then deletes what it could not read before")

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
@@ -132,7 +131,7 @@ var _ = Describe("csv-cleaner plan and the uninstall", func() {
 			cfg := rest.CopyConfig(cp.Config)
 			cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return loggingTransport{next: rt, log: log} }
 			startManagerAs(cfg)
-			if dry.Verdict == cleanup.VerdictBlocked {
+			if dry.Verdict == decide.VerdictBlocked {
 				s.waitPhase(ctx, "Blocked/"+dry.Reason)
 			} else {
 				s.csvGone(ctx)

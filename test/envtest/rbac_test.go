@@ -26,6 +26,8 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/manager"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
@@ -262,8 +264,8 @@ var _ = Describe("csv-cleaner's own permissions, as shipped", Ordered, func() {
 		By("planning first: a SubjectAccessReview for the ServiceAccount csv-cleaner runs as (found from its operand binding) foresees the missing right")
 		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
-		Expect(cleanup.Foresee(ctx, k8s, disc, dry, nil)).To(Succeed())
-		Expect(dry.Verdict).To(Equal(cleanup.VerdictBlocked))
+		Expect(dryrun.Foresee(ctx, k8s, disc, dry, nil)).To(Succeed())
+		Expect(dry.Verdict).To(Equal(decide.VerdictBlocked))
 		Expect(dry.Reason).To(Equal(cleanupv1alpha1.BlockedForbidden))
 		Expect(dry.Refusals).To(ConsistOf(And(HaveField("Kind", "Gadget."+gadgets.Group), HaveField("Reason", cleanupv1alpha1.BlockedForbidden))))
 

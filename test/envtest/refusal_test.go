@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 )
 
@@ -71,17 +71,17 @@ var _ = Describe("A request the API server refuses", func() {
 
 		By("planning first: a dry-run DELETE foresees the refusal, once the API server has loaded the webhook")
 		sa := planIdentity(ctx, s.id, s.crd(0).Group)
-		var dry *cleanup.DryRun
+		var dry *dryrun.DryRun
 		Eventually(func(g Gomega, ctx context.Context) {
 			var err error
 			dry, err = csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(cleanup.Foresee(ctx, k8s, disc, dry, &sa)).To(Succeed())
-			g.Expect(dry.Verdict).To(Equal(cleanup.VerdictBlocked), dry.Message)
+			g.Expect(dryrun.Foresee(ctx, k8s, disc, dry, &sa)).To(Succeed())
+			g.Expect(dry.Verdict).To(Equal(decide.VerdictBlocked), dry.Message)
 		}).WithContext(ctx).Should(Succeed())
 		Expect(dry.Reason).To(Equal(cleanupv1alpha1.BlockedAdmissionRefused))
 		Expect(dry.Refusals).To(ConsistOf(And(HaveField("Kind", "Widget."+s.crd(0).Group), HaveField("Reason", cleanupv1alpha1.BlockedAdmissionRefused))))
-		Expect(dry.Items).To(ContainElement(cleanup.DryRunItem{Action: decide.ActionDelete, Kind: "Widget." + s.crd(0).Group, Namespace: s.ns("a"), Name: "w1", Reason: decide.DeleteOwnedOperand}))
+		Expect(dry.Items).To(ContainElement(dryrun.DryRunItem{Action: decide.ActionDelete, Kind: "Widget." + s.crd(0).Group, Namespace: s.ns("a"), Name: "w1", Reason: decide.DeleteOwnedOperand}))
 		s.deleteCSV(ctx)
 
 		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedAdmissionRefused)

@@ -20,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
+	"github.com/csv-cleaner/csv-cleaner/pkg/destroyed"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -105,13 +107,13 @@ func relinkSpecs() {
 		b.SetNamespace(v.Namespace)
 		b.SetName("parts")
 		Expect(k8s.Create(ctx, b)).To(Succeed())
-		d := &velero.Destroyed{Owner: "CSV op/parts", Backup: "parts"}
+		d := &destroyed.Record{Owner: "CSV op/parts", Backup: "parts"}
 		for i := range 40000 { // 10,000 operands and 30,000 dependents: their UIDs do not compress
 			h := decide.Held{Kind: "Secret", Resource: "secrets", Namespace: "ns", Name: fmt.Sprintf("s-%d", i)}
 			d.Dependents = append(d.Dependents, h)
 			d.Origins = append(d.Origins, decide.Origin{Object: h, UID: uuid.NewUUID(), Owners: []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "Widget", Name: "w", UID: uuid.NewUUID()}}})
 		}
-		Expect(v.KeepDestroyed(ctx, &velero.Backup{Name: "parts", UID: b.GetUID()}, velero.Owner{Title: "CSV op/parts"}, d)).To(Succeed())
+		Expect(v.KeepDestroyed(ctx, &velero.Backup{Name: "parts", UID: b.GetUID()}, decide.Owner{Kind: decide.KindCSV, Namespace: "op", Name: "parts"}, d)).To(Succeed())
 		first := &corev1.ConfigMap{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: v.Namespace, Name: velero.DestroyedName("parts")}, first)).To(Succeed())
 		Expect(first.Annotations).To(HaveKey(velero.PartsAnnotation))
@@ -133,13 +135,13 @@ func relinkSpecs() {
 
 		By("an upgrade that serves v2 alone: the Widget is not restored, its ConfigMap is")
 		s.servedAt(ctx, "v2")
-		owner := undo.Owner{Namespace: s.install.Namespace, Name: s.install.CSVName}
+		owner := decide.Owner{Kind: decide.KindCSV, Namespace: s.install.Namespace, Name: s.install.CSVName}
 		res, err := undo.Run(ctx, k8s, undo.Options{Owner: owner, WithoutOperator: true})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Rows).To(ContainElements(
-			And(HaveField("Object.Name", "w1"), HaveField("State", undo.StateMissing),
+			And(HaveField("Object.Name", "w1"), HaveField("State", restore.StateMissing),
 				HaveField("Problem", ContainSubstring("the Backup holds Widget."+s.crd(0).Group+" at version v1, which its CRD no longer serves (it serves v2)"))),
-			And(HaveField("Object.Name", "w1-config"), HaveField("State", undo.StateRestored), HaveField("OwnersLeftOut", ConsistOf("Widget."+s.crd(0).Group+" "+s.ns("a")+"/w1: not restored")))))
+			And(HaveField("Object.Name", "w1-config"), HaveField("State", restore.StateRestored), HaveField("OwnersLeftOut", ConsistOf("Widget."+s.crd(0).Group+" "+s.ns("a")+"/w1: not restored")))))
 		Expect(res.Missing()).To(Equal(1))
 		Expect(ownersOf(ctx, cm)).To(BeEmpty())
 
@@ -207,9 +209,9 @@ func relinkSpecs() {
 		Expect(present(ctx, tenant)).To(BeTrue())
 
 		By("a name the uninstall did not delete: nothing is restored")
-		owner := undo.Owner{Namespace: s.install.Namespace, Name: s.install.CSVName}
-		only := func(name string) decide.UndoSelection {
-			return decide.UndoSelection{Only: []decide.ObjectName{{Kind: "Widget", Namespace: a, Name: name}}}
+		owner := decide.Owner{Kind: decide.KindCSV, Namespace: s.install.Namespace, Name: s.install.CSVName}
+		only := func(name string) restore.UndoSelection {
+			return restore.UndoSelection{Only: []restore.ObjectName{{Kind: "Widget", Namespace: a, Name: name}}}
 		}
 		_, err := undo.Run(ctx, k8s, undo.Options{Owner: owner, WithoutOperator: true, Selection: only("w3")})
 		Expect(err).To(MatchError(ContainSubstring("the uninstall deleted no custom resource Widget/" + a + "/w3")))

@@ -110,6 +110,9 @@ func startManagerAs(identity *rest.Config, mutate ...func(*manager.SetupOptions)
 	opts := manager.SetupOptions{
 		Finalizers:    decide.Finalizers{Current: decide.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
 		DeleteWorkers: 8, MaxConcurrentReconciles: 4, PaceWrites: true,
+		// The CLI's command line is cmd/csv-cleaner's (its own test reads it
+		// back; the end-to-end tests run the binary): here, a mark of the owner.
+		UndoCommand: func(o decide.Owner) string { return "undo-of " + o.String() },
 	}
 	for _, m := range mutate {
 		m(&opts)

@@ -176,14 +176,13 @@ func undoObjectSpecs() {
 }
 
 // undoEvents waits until the Events about the Undo called name have each
-// of reasons, and returns them.
-func undoEvents(ctx context.Context, name string, reasons ...string) []string {
+// of reasons.
+func undoEvents(ctx context.Context, name string, reasons ...string) {
 	GinkgoHelper()
-	var out []string
 	Eventually(func(ctx context.Context) []string {
 		list := &eventsv1.EventList{}
 		Expect(k8s.List(ctx, list)).To(Succeed())
-		out = nil
+		var out []string
 		for _, e := range list.Items {
 			if e.Regarding.Kind == "Undo" && e.Regarding.Name == name {
 				out = append(out, e.Reason)
@@ -191,7 +190,6 @@ func undoEvents(ctx context.Context, name string, reasons ...string) []string {
 		}
 		return out
 	}).WithContext(ctx).Should(ContainElements(reasons))
-	return out
 }
 
 // applyUndoRights applies manifests/velero/undo.yaml, as an admin does for

@@ -25,9 +25,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
@@ -238,9 +239,9 @@ func unreadSpecs() {
 
 		out, code := runCLI(ctx, "plan", "-n", s.install.Namespace, s.install.CSVName, "-o", "json", "--service-account", backupPlanIdentity(ctx, s.id, s.crd(0).Group).String())
 		Expect(code).To(Equal(5), out)
-		var dry cleanup.DryRun
+		var dry dryrun.DryRun
 		Expect(json.Unmarshal([]byte(out), &dry)).To(Succeed())
-		Expect(dry).To(And(HaveField("Verdict", cleanup.VerdictBlocked), HaveField("Reason", cleanupv1alpha1.BlockedDependentsUnreadable)))
+		Expect(dry).To(And(HaveField("Verdict", decide.VerdictBlocked), HaveField("Reason", cleanupv1alpha1.BlockedDependentsUnreadable)))
 		Expect(dry.Items).To(ContainElement(And(HaveField("Name", "w1"), HaveField("Action", decide.ActionDelete))))
 		Expect(dry.UnreadDependents).To(ConsistOf(And(HaveField("Resource", "every kind of down.unr-down.example.com/v1"), HaveField("Reason", decide.UnreadUnavailable),
 			HaveField("Anywhere", true), HaveField("Concerns", true), HaveField("Message", ContainSubstring("bring its API back")))))
@@ -312,9 +313,9 @@ func unreadSpecs() {
 		By("planning under a backup: the uninstall that may destroy a collector is Blocked, the other not")
 		out, code = runCLI(ctx, "plan", "-n", a.install.Namespace, a.install.CSVName, "-o", "json", "--service-account", backupPlanIdentity(ctx, a.id, a.crd(0).Group).String())
 		Expect(code).To(Equal(5), out)
-		var dry cleanup.DryRun
+		var dry dryrun.DryRun
 		Expect(json.Unmarshal([]byte(out), &dry)).To(Succeed())
-		Expect(dry).To(And(HaveField("Verdict", cleanup.VerdictBlocked), HaveField("Reason", cleanupv1alpha1.BlockedDependentsUnreadable)))
+		Expect(dry).To(And(HaveField("Verdict", decide.VerdictBlocked), HaveField("Reason", cleanupv1alpha1.BlockedDependentsUnreadable)))
 		Expect(dry.UnreadDependents).To(ConsistOf(And(HaveField("Resource", collectorsCRD), HaveField("Reason", decide.UnreadStorage),
 			HaveField("Namespaces", BeEmpty()), HaveField("Stranded", 3), HaveField("Concerns", true),
 			HaveField("Dependents", ConsistOf(HaveField("Name", "w1-collector"))), HaveField("Error", ContainSubstring("conversion webhook")))))
@@ -322,8 +323,8 @@ func unreadSpecs() {
 		planB, err := csvctl.PlanUninstall(ctx, k8s, b.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		saB := backupPlanIdentity(ctx, b.id, b.crd(0).Group)
-		Expect(cleanup.Foresee(ctx, k8s, disc, planB, &saB)).To(Succeed())
-		Expect(planB.Verdict).To(Equal(cleanup.VerdictUninstall), planB.Message)
+		Expect(dryrun.Foresee(ctx, k8s, disc, planB, &saB)).To(Succeed())
+		Expect(planB.Verdict).To(Equal(decide.VerdictUninstall), planB.Message)
 		Expect(planB.UnreadDependents).To(ConsistOf(And(HaveField("Concerns", false), HaveField("Stranded", 3),
 			HaveField("Message", ContainSubstring("read them at the version they are stored at, and none is owned by what the uninstall destroys")))))
 		Expect(planB.Backup).To(HaveValue(HaveField("Reason", "")))
@@ -369,8 +370,8 @@ func unreadSpecs() {
 		Expect(json.Unmarshal([]byte(out), &res)).To(Succeed())
 		Expect(res.Restore).To(BeEmpty())
 		Expect(res.Rows).To(ConsistOf(
-			And(HaveField("Object.Kind", "Widget"), HaveField("State", undo.StatePresent)),
-			And(HaveField("Object.Kind", "OpenTelemetryCollector"), HaveField("Object.Name", "w1-collector"), HaveField("State", undo.StateUnread),
+			And(HaveField("Object.Kind", "Widget"), HaveField("State", restore.StatePresent)),
+			And(HaveField("Object.Kind", "OpenTelemetryCollector"), HaveField("Object.Name", "w1-collector"), HaveField("State", restore.StateUnread),
 				HaveField("Problem", And(ContainSubstring("conversion webhook"), ContainSubstring("run the undo again once the kind can be listed"))))))
 		Expect(restoresIn(ctx, "velero-unread")).To(BeZero())
 	})

@@ -14,7 +14,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -445,17 +444,4 @@ func (v *fakeVelero) snapshotsEnd(result string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.snapshots = result
-}
-
-// deleteBackup deletes a Backup, as `velero backup delete` ends up doing.
-func (v *fakeVelero) deleteBackup(ctx context.Context, name string) {
-	GinkgoHelper()
-	b := &unstructured.Unstructured{}
-	b.SetGroupVersionKind(backupGVK)
-	b.SetNamespace(v.namespace)
-	b.SetName(name)
-	Expect(client.IgnoreNotFound(k8s.Delete(ctx, b))).To(Succeed())
-	Eventually(func(ctx context.Context) bool {
-		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(b), b))
-	}).WithContext(ctx).Should(BeTrue())
 }

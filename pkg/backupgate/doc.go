@@ -1,0 +1,11 @@
+// Package backupgate is the backup gate: the first step of an uninstall
+// whose policy asks for a backup. It makes one Velero Backup per attempt of
+// what the uninstall destroys (the instances, its other deletions, their
+// dependents and the claims' volumes), plans the uninstall while Velero
+// runs, waits for the Backup, verifies it against the plan, keeps beside it
+// what the uninstall destroys (pkg/destroyed) and only then opens.
+//
+// It must not import the engine (the engine runs it through Host) nor
+// decide what pkg/decide can decide: the Backup's name, content, phases,
+// retries and verification are pkg/decide's.
+package backupgate

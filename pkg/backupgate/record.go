@@ -1,0 +1,37 @@
+package backupgate
+
+import (
+	"time"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+)
+
+// noteBackup keeps in the record the Backup of attempt as csv-cleaner last
+// read it. Its items are written when its phase changes, not at every
+// look: a record written at every poll of a running backup would cost
+// more than it tells.
+func (g *Gate) noteBackup(namespace, name string, attempt int32, phase string, items int64) *cleanupv1alpha1.BackupStatus {
+	st := g.h.Status().Backup
+	if st == nil || st.Name != name || st.Namespace != namespace {
+		st = &cleanupv1alpha1.BackupStatus{Tool: cleanupv1alpha1.BackupToolVelero, Namespace: namespace, Name: name, Attempt: attempt}
+		if old := g.h.Status().Backup; old != nil && old.Namespace == namespace {
+			st.Namespaces = old.Namespaces
+		}
+		g.h.Status().Backup = st
+	}
+	if st.Phase != phase {
+		st.Phase, st.Items = phase, int32(min(items, 1<<31-1))
+	}
+	return st
+}
+
+// waitOnBackup says what the pass waits for, and looks again in a
+// fiftieth of the time the backup has taken so far.
+func (g *Gate) waitOnBackup(msg string, running time.Duration) {
+	g.h.Wait(msg, backupPoll(running))
+}
+
+// backupPoll is when to look again at a Backup running for so long.
+func backupPoll(running time.Duration) time.Duration {
+	return min(max(running/backupPollDiv, backupPollMin), backupPollMax)
+}

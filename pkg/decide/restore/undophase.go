@@ -1,0 +1,50 @@
+package restore
+
+import (
+	"fmt"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+)
+
+// UndoStep is what one step of an undo found (pkg/undo.Step), in neutral terms.
+type UndoStep struct {
+	// NotReinstalled says what to reinstall; NoBackup, why no verified
+	// Backup of the uninstall was found; InvalidSelection, why the
+	// selection cannot be made. Each is "" when it does not hold.
+	NotReinstalled, NoBackup, InvalidSelection string
+	// UnderWay: the Restore has not ended.
+	UnderWay bool
+	// Objects counts what the undo restores; NotBack, those not back as
+	// they were or not known to be.
+	Objects, NotBack int
+}
+
+// UndoVerdict is where an undo stands after a step: its phase, and the
+// reason and message of its Complete condition.
+type UndoVerdict struct {
+	Phase           cleanupv1alpha1.UndoPhase
+	Reason, Message string
+}
+
+// JudgeUndo says where an undo stands after a step. Nothing found to
+// restore from, and a selection that names nothing the uninstall destroyed,
+// end it (Failed: nothing was restored); an operator not installed again
+// makes it wait; a Restore under way, restore; else it ended, Completed
+// when everything is back.
+func JudgeUndo(s UndoStep) UndoVerdict {
+	switch {
+	case s.NoBackup != "":
+		return UndoVerdict{cleanupv1alpha1.UndoFailed, cleanupv1alpha1.UndoReasonNoBackup, s.NoBackup + "; nothing was restored"}
+	case s.InvalidSelection != "":
+		return UndoVerdict{cleanupv1alpha1.UndoFailed, cleanupv1alpha1.UndoReasonInvalidSelection, s.InvalidSelection + "; nothing was restored: create another Undo"}
+	case s.NotReinstalled != "":
+		return UndoVerdict{cleanupv1alpha1.UndoWaitingForReinstall, cleanupv1alpha1.UndoReasonWaitingForReinstall, s.NotReinstalled}
+	case s.UnderWay:
+		return UndoVerdict{cleanupv1alpha1.UndoInProgress, cleanupv1alpha1.UndoReasonRestoring, "Velero's Restore is under way (status.restore)"}
+	case s.NotBack > 0:
+		return UndoVerdict{cleanupv1alpha1.UndoPartiallyFailed, cleanupv1alpha1.UndoReasonNotBack,
+			fmt.Sprintf("%d of the %d objects the undo restores are not back as they were, or could not be checked (status.notBack)", s.NotBack, s.Objects)}
+	}
+	return UndoVerdict{cleanupv1alpha1.UndoCompleted, cleanupv1alpha1.UndoReasonCompleted,
+		fmt.Sprintf("all %d objects the undo restores are back, their owners linked again", s.Objects)}
+}

@@ -1,0 +1,34 @@
+package restore
+
+import (
+	"testing"
+
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+)
+
+func TestJudgeUndo(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		step   UndoStep
+		phase  cleanupv1alpha1.UndoPhase
+		reason string
+	}{
+		{"no backup ends it, whatever else holds", UndoStep{NoBackup: "no verified backup", NotReinstalled: "x", UnderWay: true}, cleanupv1alpha1.UndoFailed, cleanupv1alpha1.UndoReasonNoBackup},
+		{"a selection that names nothing ends it", UndoStep{InvalidSelection: "--only names nothing", NotReinstalled: "x"}, cleanupv1alpha1.UndoFailed, cleanupv1alpha1.UndoReasonInvalidSelection},
+		{"an operator not back makes it wait", UndoStep{NotReinstalled: "reinstall it", Objects: 3}, cleanupv1alpha1.UndoWaitingForReinstall, cleanupv1alpha1.UndoReasonWaitingForReinstall},
+		{"a Restore under way", UndoStep{UnderWay: true, Objects: 3, NotBack: 3}, cleanupv1alpha1.UndoInProgress, cleanupv1alpha1.UndoReasonRestoring},
+		{"something not back ends it partly failed", UndoStep{Objects: 3, NotBack: 1}, cleanupv1alpha1.UndoPartiallyFailed, cleanupv1alpha1.UndoReasonNotBack},
+		{"everything back", UndoStep{Objects: 3}, cleanupv1alpha1.UndoCompleted, cleanupv1alpha1.UndoReasonCompleted},
+		{"nothing to restore is complete", UndoStep{}, cleanupv1alpha1.UndoCompleted, cleanupv1alpha1.UndoReasonCompleted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := JudgeUndo(tc.step)
+			if v.Phase != tc.phase || v.Reason != tc.reason || v.Message == "" {
+				t.Errorf("JudgeUndo(%+v) = %+v, want %s/%s with a message", tc.step, v, tc.phase, tc.reason)
+			}
+			if v.Phase.Ended() != (tc.phase == cleanupv1alpha1.UndoFailed || tc.phase == cleanupv1alpha1.UndoPartiallyFailed || tc.phase == cleanupv1alpha1.UndoCompleted) {
+				t.Errorf("phase %s ended = %v", v.Phase, v.Phase.Ended())
+			}
+		})
+	}
+}

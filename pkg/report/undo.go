@@ -1,0 +1,93 @@
+package report
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
+)
+
+// Undo is what an undo did, as it is printed: for a program (UndoJSON,
+// with these keys) and for a person (UndoTable).
+type Undo struct {
+	// Backup is the Backup restored from (namespace/name), and From where it was found.
+	Backup string `json:"backup"`
+	From   string `json:"from"`
+	// Restore is the Restore made, "" when nothing was missing.
+	Restore string `json:"restore,omitempty"`
+	// RestorePhase is the Restore's phase when it ended, or as last read.
+	RestorePhase string `json:"restorePhase,omitempty"`
+	// Rows are the objects the undo restores and where it left each.
+	Rows []restore.Row `json:"rows"`
+}
+
+// Missing counts the objects still missing, not known to be there, or
+// restored with a problem.
+func (r *Undo) Missing() int {
+	n := 0
+	for _, row := range r.Rows {
+		if row.NotBack() {
+			n++
+		}
+	}
+	return n
+}
+
+// UndoJSON prints what an undo did for a program: Undo, indented.
+func UndoJSON(w io.Writer, r *Undo) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("writing the undo's JSON: %w", err)
+	}
+	return nil
+}
+
+// UndoTable prints what an undo did for a person: the Backup, the Restore,
+// then one line per object the uninstall destroyed, and the count of
+// what came back and what did not.
+func UndoTable(w io.Writer, r *Undo) error {
+	t := newTable(w)
+	printf := t.printf
+	printf("Backup:\t%s (found from %s)\n", r.Backup, r.From)
+	if r.Restore == "" {
+		printf("Restore:\tnone: nothing the uninstall destroyed is missing\n")
+	} else {
+		printf("Restore:\t%s (%s)\n", r.Restore, cmp.Or(r.RestorePhase, "not ended"))
+	}
+	printf("\nKIND\tNAMESPACE\tNAME\tSTATE\tVOLUME\tOWNERS\n")
+	counts := map[string]int{}
+	for _, row := range r.Rows {
+		state := row.State
+		if row.Problem != "" {
+			state += ": " + row.Problem
+		}
+		counts[row.State]++
+		printf("%s\t%s\t%s\t%s\t%s\t%s\n", row.Object.KindName(), cmp.Or(row.Object.Namespace, "-"), row.Object.Name, state, cmp.Or(row.Volume, "-"), owners(row))
+	}
+	printf("\n%d restored, %d present already, %d missing", counts[restore.StateRestored], counts[restore.StatePresent], counts[restore.StateMissing])
+	if counts[restore.StateUnread] > 0 {
+		printf(", %d not known (their kind could not be listed)", counts[restore.StateUnread])
+	}
+	if n := r.Missing() - counts[restore.StateMissing] - counts[restore.StateUnread]; n > 0 {
+		printf(", %d restored with a problem", n)
+	}
+	printf("\n")
+	return t.flush("the undo's table")
+}
+
+// owners says what the undo did with a row's owners: "linked to Kind
+// ns/name", "left out Kind ns/name: why", or "-".
+func owners(row restore.Row) string {
+	var parts []string
+	if len(row.Owners) > 0 {
+		parts = append(parts, "linked to "+strings.Join(row.Owners, ", "))
+	}
+	if len(row.OwnersLeftOut) > 0 {
+		parts = append(parts, "left out "+strings.Join(row.OwnersLeftOut, ", "))
+	}
+	return cmp.Or(strings.Join(parts, "; "), "-")
+}
