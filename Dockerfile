@@ -3,6 +3,8 @@
 # build stage's commands, with the same flags, on the same sources.
 FROM golang:1.26 AS build
 ARG VERSION=dev
+ARG COMMIT=
+ARG DATE=
 ARG TARGETOS=linux
 ARG TARGETARCH
 WORKDIR /src
@@ -11,7 +13,7 @@ RUN go mod download
 COPY api/ api/
 COPY cmd/ cmd/
 COPY pkg/ pkg/
-RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/csv-cleaner ./cmd/csv-cleaner
+RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT} -X main.date=${DATE}" -o /out/csv-cleaner ./cmd/csv-cleaner
 
 FROM gcr.io/distroless/static:nonroot
 COPY --from=build /out/csv-cleaner /csv-cleaner

@@ -36,7 +36,12 @@ BACKUP_TOOLS := $(LOCALBIN)/velero $(LOCALBIN)/velero-plugin-for-aws $(LOCALBIN)
 	$(LOCALBIN)/csi-provisioner $(LOCALBIN)/snapshot-controller $(LOCALBIN)/csi-snapshotter
 export KUBEBUILDER_ASSETS ?= $(LOCALBIN)
 
-GO_LDFLAGS := -s -w -X main.version=$(VERSION)
+# The commit and its date stamped into the binary (csv-cleaner version):
+# the commit's date, not the build's, so that the same source builds the
+# same binary.
+COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+GO_LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 
 .PHONY: all
 all: build
@@ -82,9 +87,31 @@ verify-generated: controller-gen kustomize $(OPM) ## Fail when a generated file 
 	if [ $$stale = 1 ]; then echo "generated files were out of date and are now regenerated: review and commit them"; exit 1; fi
 
 .PHONY: test
-test: verify-generated vet lint control-plane e2e-tools bench-tools backup-tools ## Run the linters (the import rules too), the unit tests, the envtest suite and the end-to-end suite.
+test: verify-generated vet lint control-plane e2e-tools bench-tools backup-tools ## Run the linters (the import rules too), the unit tests, the envtest suite, the end-to-end suite, make dist for this platform checked with krew's types, and make demo-undo.
 	go test ./... -count=1 -timeout 30m
+	$(MAKE) --no-print-directory test-dist
+	$(MAKE) --no-print-directory demo-undo
 	$(MAKE) --no-print-directory test-e2e
+
+# What make dist builds: every platform a release ships, into DIST_DIR.
+PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64,windows/amd64
+DIST_DIR ?= $(CURDIR)/dist
+
+.PHONY: dist
+dist: ## Build the CLI's release into DIST_DIR: an archive per platform (PLATFORMS) with csv-cleaner and kubectl-csv_cleaner, checksums.txt and the krew plugin manifest csv-cleaner.yaml, the version, commit and date stamped in.
+	go run ./hack/dist -version "$(VERSION)" -commit "$(COMMIT)" -date "$(DATE)" -platforms "$(PLATFORMS)" -out "$(DIST_DIR)"
+
+.PHONY: demo-undo
+demo-undo: build control-plane backup-tools ## Run the undo's round trip on a local control plane with csv-cleaner's CSI driver, Velero and an S3 server: an uninstall under a backup, the data gone, the reinstall, csv-cleaner undo, every byte back (about a minute once built).
+	go run ./hack/demo --bin-dir $(LOCALBIN) --undo
+
+.PHONY: test-dist
+test-dist: ## Build make dist for this machine's platform and check it with krew's own types (hack/krew): the manifest, the archives and the checksums agree, and the binary prints its stamped version.
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	$(MAKE) --no-print-directory dist PLATFORMS=$$(go env GOOS)/$$(go env GOARCH) DIST_DIR=$$tmp; \
+	cd hack/krew && DIST_DIR=$$tmp go test ./... -count=1; \
+	tar -xzf $$tmp/csv-cleaner_$(VERSION)_$$(go env GOOS)_$$(go env GOARCH).tar.gz -C $$tmp kubectl-csv_cleaner; \
+	$$tmp/kubectl-csv_cleaner version | grep -F "csv-cleaner $(VERSION) (commit $(COMMIT), built $(DATE),"
 
 .PHONY: test-unit
 test-unit: ## Run the pure and unit tests (pkg/decide's decisions, the API, the helpers) in seconds, without a control plane.
@@ -143,7 +170,7 @@ demo: build control-plane ## Show an uninstall surviving csv-cleaner scaled to z
 
 .PHONY: docker-build
 docker-build: ## Build the container image IMG (needs a Docker engine; test/image checks the same build without one).
-	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg DATE=$(DATE) -t $(IMG) .
 
 ##@ Deployment
 

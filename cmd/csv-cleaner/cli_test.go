@@ -16,7 +16,9 @@ func TestCommandLine(t *testing.T) {
 		code          int
 		out, err      string
 	}{
-		{"version", "csv-cleaner", []string{"version"}, 0, version, ""},
+		{"version", "csv-cleaner", []string{"version"}, 0, "csv-cleaner " + version + " (commit ", ""},
+		{"version for a program", "csv-cleaner", []string{"version", "-o", "json"}, 0, `"version": "` + version + `"`, ""},
+		{"version in an unknown format", "csv-cleaner", []string{"version", "-o", "yaml"}, 2, "", `unknown output format "yaml"`},
 		{"help names the subcommands", "csv-cleaner", []string{"--help"}, 0, "Available Commands:", ""},
 		{"help of plan", "csv-cleaner", []string{"help", "plan"}, 0, "--service-account", ""},
 		{"the controller's flags in help, --flag style", "csv-cleaner", []string{"--help"}, 0, "--pace-writes", ""},

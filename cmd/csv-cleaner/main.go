@@ -22,7 +22,14 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
 
-var version = "dev"
+// The build, stamped by the Makefile's -ldflags -X (make build, make dist,
+// the Dockerfile): the version, the commit it was built from and the
+// commit's date (reproducible: the same source gives the same binary).
+var (
+	version = "dev"
+	commit  = ""
+	date    = ""
+)
 
 // Authentication and authorization of the metrics endpoint's clients
 // (controller-runtime's filters.WithAuthenticationAndAuthorization).

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+	"github.com/csv-cleaner/csv-cleaner/pkg/report"
 	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
 
@@ -156,15 +159,46 @@ func controllerFlags(fs *pflag.FlagSet, o *options) {
 	fs.AddGoFlagSet(gofs)
 }
 
-// newVersionCommand prints the version.
+// newVersionCommand prints the version, the commit and the build date.
 func newVersionCommand(stdout io.Writer) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
+		Short: "Print the version, the commit and the build date",
 		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintln(stdout, version)
-			return err
+			b := build()
+			switch output {
+			case "json":
+				return report.BuildJSON(stdout, b)
+			case "", "text":
+				_, err := fmt.Fprintln(stdout, b.Line())
+				return err
+			}
+			return usagef("unknown output format %q (text or json)", output)
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format: text or json.")
+	return cmd
+}
+
+// build is this binary's build: what the Makefile stamped, else what the
+// Go toolchain recorded (a go install or go build in a checkout records
+// the commit and its date).
+func build() report.Build {
+	b := report.Build{Version: version, Commit: commit, Date: date, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			switch {
+			case s.Key == "vcs.revision" && b.Commit == "":
+				b.Commit = s.Value
+			case s.Key == "vcs.time" && b.Date == "":
+				b.Date = s.Value
+			}
+		}
+		if b.Version == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+			b.Version = strings.TrimPrefix(info.Main.Version, "v")
+		}
+	}
+	return b
 }

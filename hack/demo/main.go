@@ -45,10 +45,15 @@ type object struct {
 }
 
 func main() {
-	binDir := flag.String("bin-dir", filepath.Join(controlplane.RepoRoot(), "bin"), "folder with csv-cleaner, etcd and kube-apiserver")
+	binDir := flag.String("bin-dir", filepath.Join(controlplane.RepoRoot(), "bin"), "folder with csv-cleaner, etcd and kube-apiserver (and, for --undo, Velero and the CSI sidecars)")
+	undo := flag.Bool("undo", false, "the undo's round trip (make demo-undo) rather than the uninstall scaled to zero (make demo)")
 	flag.Parse()
 	start := time.Now()
-	if err := run(*binDir); err != nil {
+	demo := run
+	if *undo {
+		demo = runUndo
+	}
+	if err := demo(*binDir); err != nil {
 		fmt.Fprintf(os.Stderr, "\ndemo failed: %v\n", err)
 		os.Exit(1)
 	}
@@ -293,7 +298,7 @@ func getCSV(ctx context.Context, c client.Client) (*operatorsv1alpha1.ClusterSer
 }
 
 func waitFor(ctx context.Context, what string, cond func(context.Context) (bool, error)) error {
-	if err := controlplane.WaitFor(ctx, time.Minute, 200*time.Millisecond, cond); err != nil {
+	if err := controlplane.WaitFor(ctx, 2*time.Minute, 200*time.Millisecond, cond); err != nil {
 		return fmt.Errorf("waiting for %s: %w", what, err)
 	}
 	return nil

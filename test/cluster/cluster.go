@@ -221,3 +221,11 @@ func (c *Cluster) Stop() error {
 	}
 	return c.ControlPlane.Stop()
 }
+
+// Around is the cluster of a control plane already started (cp, from
+// binDir), without kwok or OLM: what StartCSI and StartVelero need, for a
+// demo of csv-cleaner on its own (make demo-undo). Stop stops neither.
+func Around(cp *controlplane.ControlPlane, binDir string) (*Cluster, error) {
+	c := &Cluster{Config: cp.Config, Kubeconfig: cp.Kubeconfig, LogDir: cp.LogDir, BinDir: binDir}
+	return c, c.newClient()
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/buildinfo"
 	"debug/elf"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +20,12 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 )
 
-const testVersion = "9.8.7-dockerfile-test"
+// The build arguments the test builds with.
+const (
+	testVersion = "9.8.7-dockerfile-test"
+	testCommit  = "0123456789ab"
+	testDate    = "2026-11-28T12:00:00Z"
+)
 
 func TestDockerfile(t *testing.T) {
 	root := controlplane.RepoRoot()
@@ -109,12 +115,16 @@ func TestDockerfile(t *testing.T) {
 		if libs, _ := f.ImportedLibraries(); len(libs) > 0 {
 			t.Errorf("the binary links %v dynamically", libs)
 		}
-		out, err := exec.Command(bin, "version").Output()
+		out, err := exec.Command(bin, "version", "-o", "json").Output()
 		if err != nil {
 			t.Fatalf("csv-cleaner version: %v", err)
 		}
-		if got := strings.TrimSpace(string(out)); got != testVersion {
-			t.Errorf("csv-cleaner version printed %q, want the build argument %q", got, testVersion)
+		var got struct{ Version, Commit, Date string }
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("csv-cleaner version -o json printed %q: %v", out, err)
+		}
+		if got.Version != testVersion || got.Commit != testCommit || got.Date != testDate {
+			t.Errorf("csv-cleaner version printed %+v, want the build arguments %q, %q, %q", got, testVersion, testCommit, testDate)
 		}
 	})
 }
@@ -129,7 +139,7 @@ func runBuildStage(t *testing.T, root string, build, final instructions.Stage) s
 	// Absolute paths of the build stage live under dir.
 	rebase := func(s string) string { return strings.ReplaceAll(s, "/out/", out+"/") }
 	work := filepath.Join(dir, "src")
-	env := append(os.Environ(), "VERSION="+testVersion, "TARGETARCH="+runtime.GOARCH)
+	env := append(os.Environ(), "VERSION="+testVersion, "COMMIT="+testCommit, "DATE="+testDate, "TARGETARCH="+runtime.GOARCH)
 	for _, c := range build.Commands {
 		switch c := c.(type) {
 		case *instructions.WorkdirCommand:
@@ -139,7 +149,7 @@ func runBuildStage(t *testing.T, root string, build, final instructions.Stage) s
 			}
 		case *instructions.ArgCommand:
 			for _, a := range c.Args {
-				if a.Value != nil && a.Key != "VERSION" {
+				if a.Value != nil && a.Key != "VERSION" && a.Key != "COMMIT" && a.Key != "DATE" {
 					env = append(env, a.Key+"="+*a.Value)
 				}
 			}
