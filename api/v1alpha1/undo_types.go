@@ -5,13 +5,20 @@ import (
 )
 
 // UndoPhase is where an undo stands.
-// +kubebuilder:validation:Enum=WaitingForReinstall;InProgress;Completed;PartiallyFailed;Failed
+// +kubebuilder:validation:Enum=Blocked;WaitingForReinstall;InProgress;Completed;PartiallyFailed;Failed
 type UndoPhase string
 
 const (
-	// UndoWaitingForReinstall: the operator is not installed again;
-	// status.reinstall says what to reinstall, and the undo goes on by
-	// itself once it is back. Nothing was restored.
+	// UndoBlocked: the undo cannot go on now, and goes on by itself once it
+	// can: the operator runs (reason OperatorRunning: nothing is restored
+	// beside it), Velero's storage location is not Available
+	// (StorageUnavailable), or its last Restore failed (RestoreFailed: the
+	// next attempt is made once the location is Available). The Complete
+	// condition says why and what to do.
+	UndoBlocked UndoPhase = "Blocked"
+	// UndoWaitingForReinstall is what earlier csv-cleaners wrote while they
+	// waited for the operator to be installed again; csv-cleaner no longer does: an
+	// undo runs before the reinstall (docs/backup.md, "Undo, then reinstall").
 	UndoWaitingForReinstall UndoPhase = "WaitingForReinstall"
 	// UndoInProgress: Velero's Restore (status.restore) is under way.
 	UndoInProgress UndoPhase = "InProgress"
@@ -38,11 +45,20 @@ const (
 	UndoConditionComplete = "Complete"
 
 	UndoReasonWaitingForReinstall = "WaitingForReinstall"
-	UndoReasonRestoring           = "Restoring"
-	UndoReasonCompleted           = "Completed"
-	UndoReasonNotBack             = "NotBack"
-	UndoReasonNoBackup            = "NoBackup"
-	UndoReasonInvalidSelection    = "InvalidSelection"
+	// UndoReasonOperatorRunning: the operator that serves the uninstall's
+	// CRDs runs; nothing is restored beside it.
+	UndoReasonOperatorRunning = "OperatorRunning"
+	// UndoReasonStorageUnavailable: Velero's storage location is not
+	// Available; no Restore is made until it is.
+	UndoReasonStorageUnavailable = "StorageUnavailable"
+	// UndoReasonRestoreFailed: the undo's Restore failed; it makes the next
+	// attempt by itself (status.attempt) once the location is Available.
+	UndoReasonRestoreFailed    = "RestoreFailed"
+	UndoReasonRestoring        = "Restoring"
+	UndoReasonCompleted        = "Completed"
+	UndoReasonNotBack          = "NotBack"
+	UndoReasonNoBackup         = "NoBackup"
+	UndoReasonInvalidSelection = "InvalidSelection"
 	// UndoReasonRetrying: a step failed (the API server or Velero erred);
 	// it is tried again with a growing delay.
 	UndoReasonRetrying = "Retrying"
@@ -85,11 +101,20 @@ type UndoSpec struct {
 	// +optional
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 
-	// withoutOperator restores the CRDs and objects without the operator
-	// installed again (nobody then reconciles them); else the undo waits
-	// until it is.
+	// withoutOperator is ignored: an undo always runs without the operator,
+	// restoring the CRDs the uninstall deleted too; it is kept so that Undos
+	// written for earlier csv-cleaners are still valid.
 	// +optional
 	WithoutOperator bool `json:"withoutOperator,omitempty"`
+
+	// besideOperator undoes while the operator that serves the uninstall's
+	// CRDs runs. The operator then sees each restored custom resource
+	// before what it owned is linked to it again: one that finds its
+	// children by their ownerReferences makes new ones beside the restored
+	// ones (docs/backup.md, "Undo, then reinstall"). Without it, the undo
+	// waits until the operator is stopped (Blocked, OperatorRunning).
+	// +optional
+	BesideOperator bool `json:"besideOperator,omitempty"`
 
 	// veleroNamespace is Velero's namespace, where the uninstall's Backups
 	// are looked for when its record is gone.
@@ -128,7 +153,8 @@ type UndoStatus struct {
 	// phase is where the undo stands.
 	// +optional
 	Phase UndoPhase `json:"phase,omitempty"`
-	// reinstall says what to reinstall while the undo waits for the operator.
+	// reinstall is what earlier csv-cleaners wrote while they waited for
+	// the operator to be installed again; csv-cleaner no longer writes it.
 	// +optional
 	Reinstall string `json:"reinstall,omitempty"`
 	// backup is the verified Velero Backup restored from (namespace/name).
@@ -140,6 +166,10 @@ type UndoStatus struct {
 	// restorePhase is the Restore's phase as last read.
 	// +optional
 	RestorePhase string `json:"restorePhase,omitempty"`
+	// attempt numbers the Restore of status.restore: 2 is the one made
+	// after the first failed.
+	// +optional
+	Attempt int32 `json:"attempt,omitempty"`
 	// itemsRestored and totalItems are the Restore's progress as last read.
 	// +optional
 	ItemsRestored int64 `json:"itemsRestored,omitempty"`
@@ -180,9 +210,10 @@ type UndoStatus struct {
 
 // Undo asks csv-cleaner to undo an uninstall it made under a CleanupPolicy
 // with backup: to restore, from the uninstall's verified Velero Backup,
-// what it destroyed and is missing now, once the operator is installed
-// again, and to link the restored objects to their owners again. It is
-// what `csv-cleaner undo` creates and follows; deleting it undoes nothing.
+// what it destroyed and is missing now, while the operator does not run
+// (before it is installed again), and to link the restored objects to
+// their owners again. It is what `csv-cleaner undo` creates and follows;
+// deleting it undoes nothing.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

@@ -30,7 +30,7 @@ func TestCommandLine(t *testing.T) {
 		{"plan with an unknown output", "csv-cleaner", []string{"plan", "-n", "ns", "my-operator.v1", "-o", "yaml"}, 2, "", `unknown output format "yaml"`},
 		{"plan of two CSVs", "csv-cleaner", []string{"plan", "-n", "ns", "a", "b"}, 2, "", "one CSV at a time"},
 		{"plan with a bad --service-account", "csv-cleaner", []string{"plan", "-n", "ns", "a", "--service-account", "nope"}, 2, "", "is not NAMESPACE/NAME"},
-		{"help of undo says its exit codes", "csv-cleaner", []string{"help", "undo"}, 0, "3 the\noperator is not installed again", ""},
+		{"help of undo says its exit codes", "csv-cleaner", []string{"help", "undo"}, 0, "3 the operator runs (nothing was restored)", ""},
 		{"undo as a kubectl plugin", "/usr/local/bin/kubectl-csv_cleaner", []string{"undo", "--help"}, 0, "kubectl csv-cleaner undo", ""},
 		{"undo without a namespace", "csv-cleaner", []string{"undo", "my-operator.v1"}, 2, "", "a CSV name and --namespace are required"},
 		{"undo of two CSVs", "csv-cleaner", []string{"undo", "-n", "ns", "a", "b"}, 2, "", "one CSV at a time"},

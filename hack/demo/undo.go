@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,9 +46,10 @@ type env struct {
 // runUndo is make demo-undo (--undo): on a local control plane, with
 // csv-cleaner's CSI driver and its sidecars, Velero and an S3 server, an
 // operator's uninstall under a CleanupPolicy with backup (every Database
-// owns a Secret and a claim with known bytes), the data gone, the operator
-// installed again, csv-cleaner undo, and every byte back (sha256 before and
-// after), each object linked to its restored owner again.
+// owns a Secret and a claim with known bytes), the data gone, csv-cleaner
+// undo through an Undo object (before the operator is installed again),
+// every byte back (sha256 before and after), each object linked to its
+// restored owner again, then the operator installed again.
 func runUndo(binDir string) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -70,17 +75,35 @@ func runUndo(binDir string) (err error) {
 	if err := e.uninstall(ctx, before); err != nil {
 		return err
 	}
-	if err := e.reinstall(ctx); err != nil {
-		return err
-	}
-	step("Undoing the uninstall: csv-cleaner undo --namespace %s %s", undoInstall.Namespace, undoInstall.CSVName)
+	step("Undoing the uninstall, before the operator is installed again: csv-cleaner undo --namespace %s %s", undoInstall.Namespace, undoInstall.CSVName)
+	var out bytes.Buffer
 	undo := exec.CommandContext(ctx, filepath.Join(binDir, "csv-cleaner"), "undo", "--kubeconfig="+e.cp.Kubeconfig, "--namespace", undoInstall.Namespace, undoInstall.CSVName)
-	undo.Stdout, undo.Stderr = os.Stdout, os.Stdout
+	both := io.MultiWriter(os.Stdout, &out) // one writer: the child's stdout and stderr share a pipe, in order
+	undo.Stdout, undo.Stderr = both, both
 	if err := undo.Run(); err != nil {
 		return fmt.Errorf("csv-cleaner undo: %w", err)
 	}
-	return e.check(ctx, before)
+	if err := throughUndo(out.String()); err != nil {
+		return err
+	}
+	if err := e.check(ctx, before); err != nil {
+		return err
+	}
+	return e.reinstall(ctx)
 }
+
+// throughUndo checks that csv-cleaner undo went through an Undo object that
+// csv-cleaner in the cluster ran, as the demo shows, and did not fall back
+// to undoing from here.
+func throughUndo(out string) error {
+	if strings.Contains(out, "Undoing from here") || !undoCreated.MatchString(out) {
+		return fmt.Errorf("csv-cleaner undo did not go through an Undo object that csv-cleaner in the cluster ran (it printed %q)", out)
+	}
+	return nil
+}
+
+// undoCreated is what csv-cleaner undo says when it made an Undo for csv-cleaner in the cluster to run.
+var undoCreated = regexp.MustCompile(`Undo \S+ created: csv-cleaner in the cluster runs it`)
 
 // startEnv starts the control plane and the CSI stack; Velero waits for the undoInstall.
 func startEnv(ctx context.Context, binDir string) (*env, func() error, error) {

@@ -178,9 +178,10 @@ func (e *env) gone(ctx context.Context, before map[string]held) error {
 	return nil
 }
 
-// reinstall installs the operator again: its CSV, Succeeded.
+// reinstall installs the operator again, once the undo is done: its CSV,
+// Succeeded.
 func (e *env) reinstall(ctx context.Context) error {
-	step("Installing the operator again (its CSV, Succeeded, owning the CRD)")
+	step("Installing the operator again, now that what came back is linked to its owners (its CSV, Succeeded, owning the CRD)")
 	csv := undoInstall.CSV()
 	if err := e.c.Create(ctx, csv); err != nil {
 		return err

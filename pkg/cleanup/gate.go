@@ -92,8 +92,8 @@ func (h gateHost) Deleting(ctx context.Context, msg string) error {
 	return h.u.e.save(ctx, h.u.rec)
 }
 
-// undoCommand is how a person undoes the uninstall of owner, once its
-// operator is reinstalled (UndoCommand, the CLI's).
+// undoCommand is how a person undoes the uninstall of owner, before its
+// operator is installed again (UndoCommand, the CLI's).
 func (e *Engine) undoCommand(kind RecordKind, owner client.Object) string {
 	if e.UndoCommand == nil {
 		return "csv-cleaner undo"
@@ -108,5 +108,5 @@ func (u *Uninstall) undoNote(st *cleanupv1alpha1.UninstallStatus) string {
 	if b == nil || !b.Verified || b.Name == "" || b.Planned == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; Velero's Backup %s/%s holds everything it destroyed: to undo, reinstall the operator, then %s (or kubectl csv-cleaner undo)", b.Namespace, b.Name, u.e.undoCommand(u.kind, u.subject))
+	return fmt.Sprintf("; Velero's Backup %s/%s holds everything it destroyed: to undo, run %s (or kubectl csv-cleaner undo) before you install the operator again, then install it", b.Namespace, b.Name, u.e.undoCommand(u.kind, u.subject))
 }

@@ -46,3 +46,31 @@ func TestCorruptObjects(t *testing.T) {
 		})
 	}
 }
+
+// TestTruncated: a StorageReadError names at most a hundred objects; one
+// that says it was cut (a TooMany cause), or names nothing, cannot be
+// counted on to name every object nobody can read.
+func TestTruncated(t *testing.T) {
+	withCauses := func(causes ...metav1.StatusCause) error {
+		return &apierrors.StatusError{ErrStatus: metav1.Status{Code: 500, Reason: metav1.StatusReasonStoreReadError, Details: &metav1.StatusDetails{Causes: causes}}}
+	}
+	one := metav1.StatusCause{Type: metav1.CauseTypeUnexpectedServerResponse, Field: "/registry/gc.example.com/gadgets/n1/g1"}
+	for _, tt := range []struct {
+		name      string
+		err       error
+		truncated bool
+		storeRead bool
+	}{
+		{"every object named", withCauses(one), false, true},
+		{"cut at a hundred", withCauses(one, metav1.StatusCause{Type: metav1.CauseTypeTooMany}), true, true},
+		{"no details", &apierrors.StatusError{ErrStatus: metav1.Status{Reason: metav1.StatusReasonStoreReadError}}, true, true},
+		{"not an API status", errors.New("EOF"), true, false},
+	} {
+		if got := truncated(tt.err); got != tt.truncated {
+			t.Errorf("%s: truncated = %v, want %v", tt.name, got, tt.truncated)
+		}
+		if got := storeReadError(tt.err); got != tt.storeRead {
+			t.Errorf("%s: storeReadError = %v, want %v", tt.name, got, tt.storeRead)
+		}
+	}
+}

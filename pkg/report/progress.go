@@ -5,7 +5,6 @@ import (
 
 	"cmp"
 	"fmt"
-	"strings"
 	"time"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
@@ -17,14 +16,22 @@ import (
 // last read (r): its phase and items, and once it ended its warnings,
 // errors and why it failed.
 func RestoreLine(namespace, name string, r *velero.Restore) string {
-	line := fmt.Sprintf("Restore %s/%s: %s, %d of %d items restored", namespace, name, cmp.Or(r.Phase, "New"), r.Restored, r.Total)
+	line := fmt.Sprintf("Restore %s/%s%s: %s, %d of %d items restored", namespace, name, attemptOf(int(r.Attempt)), cmp.Or(r.Phase, "New"), r.Restored, r.Total)
 	if r.Ended() {
 		line += fmt.Sprintf(", %d warnings, %d errors", r.Warnings, r.Errors)
-		if r.FailureReason != "" || len(r.ValidationErrors) > 0 {
-			line += ": " + strings.Join(append([]string{r.FailureReason}, r.ValidationErrors...), "; ")
+		if r.Failed() || r.FailureReason != "" || len(r.ValidationErrors) > 0 {
+			line += ": " + r.Why()
 		}
 	}
 	return line
+}
+
+// attemptOf says which attempt a Restore is, after the first.
+func attemptOf(attempt int) string {
+	if attempt < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" (attempt %d)", attempt)
 }
 
 // RestoreStalled says that a Restore has not moved for still, and what
@@ -43,10 +50,14 @@ func RestoreStalled(namespace, name string, r *velero.Restore, still time.Durati
 func UndoLine(u *cleanupv1alpha1.Undo) string {
 	st := u.Status
 	line := fmt.Sprintf("Undo %s: %s", u.Name, cmp.Or(string(st.Phase), "New"))
-	if st.Restore != "" {
-		line += fmt.Sprintf(", Restore %s: %s, %d of %d items restored", st.Restore, cmp.Or(st.RestorePhase, "New"), st.ItemsRestored, st.TotalItems)
+	cond := meta.FindStatusCondition(st.Conditions, cleanupv1alpha1.UndoConditionComplete)
+	if st.Phase == cleanupv1alpha1.UndoBlocked && cond != nil {
+		line += " (" + cond.Reason + ")"
 	}
-	if cond := meta.FindStatusCondition(st.Conditions, cleanupv1alpha1.UndoConditionComplete); cond != nil && cond.Reason == cleanupv1alpha1.UndoReasonRetrying {
+	if st.Restore != "" {
+		line += fmt.Sprintf(", Restore %s%s: %s, %d of %d items restored", st.Restore, attemptOf(int(st.Attempt)), cmp.Or(st.RestorePhase, "New"), st.ItemsRestored, st.TotalItems)
+	}
+	if cond != nil && cond.Reason == cleanupv1alpha1.UndoReasonRetrying {
 		line += ": " + cond.Message
 	}
 	return line

@@ -23,6 +23,13 @@ func TestProgressLines(t *testing.T) {
 		{"a new Restore", RestoreLine("velero", "r1", &velero.Restore{}), []string{"Restore velero/r1: New, 0 of 0 items restored"}},
 		{"a Restore that failed", RestoreLine("velero", "r1", &velero.Restore{Phase: "FailedValidation", ValidationErrors: []string{"no backup"}}),
 			[]string{"FailedValidation", "0 warnings, 0 errors", "no backup"}},
+		{"a second attempt that failed for want of its storage", RestoreLine("velero", "r1-2", &velero.Restore{Phase: "FailedValidation", Attempt: 2,
+			ValidationErrors: []string{"The BSL default is unavailable, cannot retrieve the backup"}}),
+			[]string{"Restore velero/r1-2 (attempt 2): FailedValidation", "The BSL default is unavailable"}},
+		{"an Undo blocked on its storage, after a first attempt", UndoLine(&cleanupv1alpha1.Undo{ObjectMeta: metav1.ObjectMeta{Name: "u1"}, Status: cleanupv1alpha1.UndoStatus{
+			Phase: cleanupv1alpha1.UndoBlocked, Restore: "r1", RestorePhase: "Failed", Attempt: 1,
+			Conditions: []metav1.Condition{{Type: cleanupv1alpha1.UndoConditionComplete, Reason: cleanupv1alpha1.UndoReasonRestoreFailed, Message: "Restore r1 ended Failed"}}}}),
+			[]string{"Undo u1: Blocked (RestoreFailed), Restore r1: Failed"}},
 		{"a stalled Restore", RestoreStalled("velero", "r1", &velero.Restore{Phase: "InProgress"}, 61*time.Second),
 			[]string{"for 1m1s with no change", "counted nothing to restore yet", "velero restore logs r1"}},
 		{"an Undo retrying", UndoLine(&cleanupv1alpha1.Undo{ObjectMeta: metav1.ObjectMeta{Name: "u1"}, Status: cleanupv1alpha1.UndoStatus{

@@ -20,6 +20,8 @@ type Undo struct {
 	Restore string `json:"restore,omitempty"`
 	// RestorePhase is the Restore's phase when it ended, or as last read.
 	RestorePhase string `json:"restorePhase,omitempty"`
+	// Attempt numbers the Restore: 2 is the one made after the first failed.
+	Attempt int `json:"attempt,omitempty"`
 	// Rows are the objects the undo restores and where it left each.
 	Rows []restore.Row `json:"rows"`
 }
@@ -56,7 +58,11 @@ func UndoTable(w io.Writer, r *Undo) error {
 	if r.Restore == "" {
 		printf("Restore:\tnone: nothing the uninstall destroyed is missing\n")
 	} else {
-		printf("Restore:\t%s (%s)\n", r.Restore, cmp.Or(r.RestorePhase, "not ended"))
+		attempt := ""
+		if r.Attempt > 1 {
+			attempt = fmt.Sprintf(", attempt %d", r.Attempt)
+		}
+		printf("Restore:\t%s (%s%s)\n", r.Restore, cmp.Or(r.RestorePhase, "not ended"), attempt)
 	}
 	printf("\nKIND\tNAMESPACE\tNAME\tSTATE\tVOLUME\tOWNERS\n")
 	counts := map[string]int{}

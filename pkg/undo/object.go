@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,7 +31,7 @@ func (e *NoControllerError) Error() string { return e.Why }
 func SpecOf(o Options) (cleanupv1alpha1.UndoSpec, error) {
 	s := cleanupv1alpha1.UndoSpec{
 		Uninstall:       cleanupv1alpha1.UndoTarget{Kind: o.Owner.Kind, Namespace: o.Owner.Namespace, Name: o.Owner.Name},
-		WithoutOperator: o.WithoutOperator,
+		BesideOperator:  o.BesideOperator,
 		VeleroNamespace: cmp.Or(o.VeleroNamespace, cleanupv1alpha1.DefaultVeleroNamespace),
 	}
 	if o.Owner.Extension() {
@@ -56,9 +56,10 @@ func SpecOf(o Options) (cleanupv1alpha1.UndoSpec, error) {
 // reports every object as Step does, writing nothing. answer is how long a
 // new Undo may go unanswered: a *NoControllerError then (the Undo deleted),
 // as when the API is not installed or this identity may not create one.
-// An operator not installed again is a *NotReinstalledError (an Undo this
-// made is deleted: nothing stays behind), no Backup ErrNoBackup, a
-// selection that names nothing a *SelectionError.
+// An Undo blocked is an *OperatorRunningError (the operator runs) or a
+// *BlockedError (Velero cannot restore now), and an Undo this made is
+// deleted then: nothing goes on behind the caller's back. No Backup is
+// ErrNoBackup, a selection that names nothing a *SelectionError.
 func ThroughObject(ctx context.Context, c client.Client, o Options, answer time.Duration) (*Result, string, error) {
 	spec, err := SpecOf(o)
 	if err != nil {
@@ -80,7 +81,10 @@ func ThroughObject(ctx context.Context, c client.Client, o Options, answer time.
 	}
 	u, err = followObject(ctx, c, u, answer, o.Stalled, say)
 	var gone *NoControllerError
-	if created && (errors.As(err, &gone) || (err == nil && u.Status.Phase == cleanupv1alpha1.UndoWaitingForReinstall)) {
+	deleted := created && (errors.As(err, &gone) || (err == nil && stopped(u.Status.Phase) && !u.Status.Phase.Ended()))
+	if deleted {
+		// Nothing goes on behind the caller's back: run again, the undo
+		// makes a new Undo, and a new attempt at once.
 		if derr := c.Delete(ctx, u); derr != nil && !apierrors.IsNotFound(derr) {
 			return nil, u.Name, errors.Join(err, fmt.Errorf("deleting Undo %s: %w", u.Name, derr))
 		}
@@ -89,9 +93,10 @@ func ThroughObject(ctx context.Context, c client.Client, o Options, answer time.
 		return nil, u.Name, err
 	}
 	cond := meta.FindStatusCondition(u.Status.Conditions, cleanupv1alpha1.UndoConditionComplete)
+	if blocked := blockedObject(ctx, c, u, cond, deleted); blocked != nil {
+		return nil, u.Name, blocked
+	}
 	switch {
-	case u.Status.Phase == cleanupv1alpha1.UndoWaitingForReinstall:
-		return nil, u.Name, &NotReinstalledError{Message: u.Status.Reinstall}
 	case u.Status.Phase == cleanupv1alpha1.UndoFailed && cond != nil && cond.Reason == cleanupv1alpha1.UndoReasonInvalidSelection:
 		return nil, u.Name, &SelectionError{errors.New(cond.Message)}
 	case u.Status.Phase == cleanupv1alpha1.UndoFailed:
@@ -100,6 +105,35 @@ func ThroughObject(ctx context.Context, c client.Client, o Options, answer time.
 	o.Restore, o.ReportOnly = u.Status.Restore, true
 	res, err := Step(ctx, c, o)
 	return res, u.Name, err
+}
+
+// blockedObject is the error of an Undo that is blocked (cond its Complete
+// condition): an *OperatorRunningError, or a *BlockedError saying why and
+// what to do; nil when it is not blocked. deleted: the Undo was this
+// command's, and is deleted.
+func blockedObject(ctx context.Context, c client.Client, u *cleanupv1alpha1.Undo, cond *metav1.Condition, deleted bool) error {
+	switch {
+	case u.Status.Phase == cleanupv1alpha1.UndoWaitingForReinstall:
+		return &BlockedError{Reason: cleanupv1alpha1.UndoReasonWaitingForReinstall, Message: fmt.Sprintf("Undo %s waits for the operator to be installed again, as the older csv-cleaner that runs it does: %s", u.Name, u.Status.Reinstall)}
+	case u.Status.Phase != cleanupv1alpha1.UndoBlocked || cond == nil:
+		return nil
+	case cond.Reason == cleanupv1alpha1.UndoReasonOperatorRunning:
+		return &OperatorRunningError{Message: cond.Message}
+	case !deleted:
+		return &BlockedError{Reason: cond.Reason, Message: fmt.Sprintf("Undo %s: %s (it goes on by itself: kubectl get undo %s, or run the undo again to follow it)", u.Name, cond.Message, u.Name)}
+	}
+	msg := cond.Message
+	if namespace, _, _ := strings.Cut(u.Status.Backup, "/"); cond.Reason == cleanupv1alpha1.UndoReasonRestoreFailed && u.Status.Restore != "" {
+		// What the Undo would have done next is moot: say what a person does.
+		r, err := velero.Client{Live: c, Namespace: namespace}.Restore(ctx, u.Status.Restore)
+		if err != nil {
+			return err
+		}
+		if r != nil {
+			msg = RestoreFailedMessage(namespace, r, time.Time{})
+		}
+	}
+	return &BlockedError{Reason: cond.Reason, Message: msg}
 }
 
 // undoObject is an Undo of spec that has not ended, or one just created.
@@ -115,7 +149,7 @@ func undoObject(ctx context.Context, c client.Client, spec cleanupv1alpha1.UndoS
 	}
 	for i := range list.Items {
 		u := &list.Items[i]
-		if !u.Status.Phase.Ended() && u.DeletionTimestamp.IsZero() && reflect.DeepEqual(u.Spec, spec) {
+		if !u.Status.Phase.Ended() && u.DeletionTimestamp.IsZero() && sameSpec(u.Spec, spec) {
 			return u, false, nil
 		}
 	}
@@ -129,6 +163,44 @@ func undoObject(ctx context.Context, c client.Client, spec cleanupv1alpha1.UndoS
 	return u, true, nil
 }
 
+// sameSpec reports whether two Undos ask the same: the same uninstall,
+// Velero namespace and besideOperator, the same --only names in any order,
+// and selectors that select the same (an empty one as none: the API server
+// returns a selector's empty lists as absent). withoutOperator is ignored,
+// as the undo ignores it.
+func sameSpec(a, b cleanupv1alpha1.UndoSpec) bool {
+	return a.Uninstall == b.Uninstall && a.BesideOperator == b.BesideOperator &&
+		cmp.Or(a.VeleroNamespace, cleanupv1alpha1.DefaultVeleroNamespace) == cmp.Or(b.VeleroNamespace, cleanupv1alpha1.DefaultVeleroNamespace) &&
+		sameSet(a.Only, b.Only) && selects(a.Selector) == selects(b.Selector)
+}
+
+// sameSet reports whether a and b hold the same strings.
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// selects is what a label selector selects, in the canonical form labels
+// print it in ("" for none, or an empty one).
+func selects(s *metav1.LabelSelector) string {
+	if s == nil {
+		return ""
+	}
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil {
+		return "invalid: " + s.String()
+	}
+	return sel.String()
+}
+
+// stopped reports whether a follower of an Undo in phase p stops: it ended,
+// or it cannot go on now.
+func stopped(p cleanupv1alpha1.UndoPhase) bool {
+	return p.Ended() || p == cleanupv1alpha1.UndoBlocked || p == cleanupv1alpha1.UndoWaitingForReinstall
+}
+
 // objectPrefix is the generateName of an Undo of owner's uninstall.
 func objectPrefix(owner decide.Owner) string {
 	p := strings.ToLower(owner.Name)
@@ -138,8 +210,8 @@ func objectPrefix(owner decide.Owner) string {
 	return strings.TrimRight(p, ".-") + "-"
 }
 
-// followObject reads u until it ends or waits for a reinstall, saying what
-// changes; a new Undo that nobody answers in answer is a *NoControllerError.
+// followObject reads u until it ends or is blocked, saying what changes;
+// a new Undo that nobody answers in answer is a *NoControllerError.
 func followObject(ctx context.Context, c client.Client, u *cleanupv1alpha1.Undo, answer, stalled time.Duration, say func(string, ...any)) (*cleanupv1alpha1.Undo, error) {
 	began := time.Now()
 	stalled = cmp.Or(stalled, time.Minute)
@@ -164,7 +236,7 @@ func followObject(ctx context.Context, c client.Client, u *cleanupv1alpha1.Undo,
 				said = now
 			}
 			last = line
-			if st.Phase.Ended() || st.Phase == cleanupv1alpha1.UndoWaitingForReinstall {
+			if stopped(st.Phase) {
 				return u, nil
 			}
 		}

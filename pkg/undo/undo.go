@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
 	"github.com/csv-cleaner/csv-cleaner/pkg/destroyed"
@@ -21,9 +22,9 @@ type Options struct {
 	Owner decide.Owner
 	// VeleroNamespace is where to look for the Backups when the record is gone.
 	VeleroNamespace string
-	// WithoutOperator restores the CRDs and objects without the operator
-	// installed again.
-	WithoutOperator bool
+	// BesideOperator makes the Restore while the operator that serves the
+	// uninstall's CRDs runs; else that is an *OperatorRunningError.
+	BesideOperator bool
 	// Selection narrows the undo to some custom resources and what they
 	// owned (restore.Select); empty, everything.
 	Selection restore.UndoSelection
@@ -36,8 +37,13 @@ type Options struct {
 	// before Progress says so (again each time as long); else a minute.
 	Stalled time.Duration
 	// Restore is the Restore an earlier step made or followed: a step
-	// follows it while it is under way, and makes no other once it ended.
+	// follows it while it is under way, and makes no other once it ended,
+	// unless it failed: a *BlockedError then, or, with Retry, the next
+	// attempt once restore.RetryAt has come and the location is Available.
 	Restore string
+	// Retry makes the next attempt after Restore failed by itself (the Undo
+	// controller); without it a person runs the undo again.
+	Retry bool
 	// ReportOnly reports where everything stands and writes nothing: no
 	// Restore, no owners (how `csv-cleaner undo` reads an Undo's end).
 	ReportOnly bool
@@ -54,10 +60,23 @@ type Result struct {
 	velero   velero.Client
 }
 
+// BlockedError says why an undo cannot go on now, and what to do: Velero's
+// storage location is not Available (Reason StorageUnavailable), or the
+// Restore it made failed (RestoreFailed). Nothing more was restored. With
+// Options.Retry, RetryAt is when the next attempt is made (once the
+// location is Available).
+type BlockedError struct {
+	Reason, Message string
+	RetryAt         time.Time
+}
+
+func (e *BlockedError) Error() string { return e.Message }
+
 // Run undoes the owner's uninstall here: it restores, from its verified
 // Backup, what the uninstall destroyed and is missing now, follows the
-// Restore, and reports every object. A *NotReinstalledError says what to
-// reinstall first: nothing was written then.
+// Restore, and reports every object. An *OperatorRunningError says that
+// the operator runs, a *BlockedError that Velero cannot restore now:
+// nothing was restored then.
 func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	res, err := Step(ctx, c, o)
 	for err == nil && res.UnderWay {
@@ -71,23 +90,19 @@ func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 }
 
 // Step takes an undo as far as it goes without waiting: it finds the
-// Backup, checks the reinstall, and then either finds a Restore of the
-// Backup under way (o.Restore's, or one an earlier undo made) or makes the
-// Restore of what is missing, and returns with UnderWay set; or, nothing
-// left to restore (o.Restore ended), links the restored objects to their
-// owners again and reports every object. Run again, it picks up where the
-// last one stopped: what it decides is read from the cluster each time.
+// Backup, and then either finds a Restore of the Backup under way
+// (o.Restore's, or one an earlier undo made) or makes the Restore of what
+// is missing (the operator stopped, Velero's storage location Available),
+// and returns with UnderWay set; or, nothing left to restore (o.Restore
+// ended), links the restored objects to their owners again and reports
+// every object. Run again, it picks up where the last one stopped: what it
+// decides is read from the cluster each time.
 func Step(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	f, err := find(ctx, c, o.Owner, o.VeleroNamespace)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Undo: report.Undo{Backup: f.velero.Namespace + "/" + f.backup.Name, From: f.from}, velero: f.velero}
-	if !o.WithoutOperator {
-		if err := checkReinstalled(ctx, c, o.Owner, f.destroyed); err != nil {
-			return res, err
-		}
-	}
 	wanted, err := selected(f.destroyed, o)
 	if err != nil {
 		return res, err
@@ -101,7 +116,7 @@ func Step(ctx context.Context, c client.Client, o Options) (*Result, error) {
 		return restore.Found{Unread: inv.unreadWhy(h), There: inv.has(h)}
 	})
 	missing = restore.LeaveOutUnserved(restore.UnservedInput{Missing: missing, Versions: f.destroyed.Versions, Served: inv.served}, res.Rows)
-	if done, err := restoreStep(ctx, f, o, missing, res); err != nil || !done {
+	if done, err := restoreStep(ctx, c, f, o, missing, res); err != nil || !done {
 		return res, err
 	}
 	links, err := linkOwners(ctx, c, f.destroyed, inv, f.backup.Name, o.ReportOnly)
@@ -128,37 +143,143 @@ func Step(ctx context.Context, c client.Client, o Options) (*Result, error) {
 // restoreStep is the Restore part of a step: done when nothing is left to
 // restore (o.Restore, if any, has ended), else the Restore under way or
 // just made is res.Restore, and res.UnderWay is set.
-func restoreStep(ctx context.Context, f *found, o Options, missing []decide.Held, res *Result) (done bool, _ error) {
-	hash := o.Owner.Hash()
+func restoreStep(ctx context.Context, c client.Client, f *found, o Options, missing []decide.Held, res *Result) (done bool, _ error) {
 	var r *velero.Restore
-	var err error
 	if o.Restore != "" {
+		var err error
 		if r, err = f.velero.Restore(ctx, o.Restore); err != nil {
 			return false, err
 		}
-	}
-	if (r == nil || r.Ended()) && !o.ReportOnly {
-		if under, err := f.velero.RestoreUnderWay(ctx, hash, f.backup.Name); err != nil {
-			return false, err
-		} else if under != nil {
-			r = under
+		if r != nil && !r.Ended() {
+			res.follow(r)
+			return false, nil
 		}
 	}
-	switch {
-	case r != nil && !r.Ended():
-		res.Restore, res.RestorePhase, res.UnderWay, res.Progress = r.Name, r.Phase, true, r
-		return false, nil
-	case r != nil:
-		res.Restore, res.RestorePhase, res.Progress = r.Name, r.Phase, r
-		return true, nil
-	case len(missing) == 0 || o.ReportOnly:
+	if o.ReportOnly {
+		if r != nil {
+			res.ended(r)
+		}
 		return true, nil
 	}
-	res.Restore, res.UnderWay = restore.Name(f.backup.Name, missing), true
-	if err := f.velero.CreateRestore(ctx, res.Restore, o.Owner, velero.RestoreSpec{Backup: f.backup, Objects: missing, Excluded: restore.Excluded}); err != nil {
+	made, err := f.velero.Restores(ctx, o.Owner.Hash(), f.backup.Name)
+	if err != nil {
 		return false, err
 	}
-	return false, nil
+	next := restore.NextRestore(f.backup.Name, missing, madeOf(made))
+	switch {
+	case next.Follow != "":
+		res.follow(restoreNamed(made, next.Follow))
+		return false, nil
+	case r != nil && !r.Failed():
+		res.ended(r)
+		return true, nil
+	case r != nil:
+		if blocked := failedRestore(f, r, o.Retry); blocked != nil {
+			res.ended(r)
+			return false, blocked
+		}
+	}
+	if len(missing) == 0 {
+		return true, nil
+	}
+	if err := mayRestore(ctx, c, f, o, next); err != nil {
+		return false, err
+	}
+	res.Restore, res.Attempt, res.UnderWay = next.Name, next.Attempt, true
+	return false, f.velero.CreateRestore(ctx, next.Name, next.Attempt, o.Owner, velero.RestoreSpec{Backup: f.backup, Objects: missing, Excluded: restore.Excluded})
+}
+
+// follow records the Restore under way r.
+func (res *Result) follow(r *velero.Restore) {
+	res.Restore, res.RestorePhase, res.Attempt, res.UnderWay, res.Progress = r.Name, r.Phase, r.Attempt, true, r
+}
+
+// ended records the Restore r, which ended.
+func (res *Result) ended(r *velero.Restore) {
+	res.Restore, res.RestorePhase, res.Attempt, res.Progress = r.Name, r.Phase, r.Attempt, r
+}
+
+// mayRestore checks, before the Restore next is made, that the operator
+// does not run (unless o.BesideOperator) and that Velero can read the
+// Backup's storage location: an *OperatorRunningError or a *BlockedError
+// when not.
+func mayRestore(ctx context.Context, c client.Client, f *found, o Options, next restore.Next) error {
+	if !o.BesideOperator {
+		why, err := operatorRunning(ctx, c, o.Owner, restore.CustomResources(f.destroyed.Deleted, f.destroyed.Dependents))
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			return &OperatorRunningError{Message: why}
+		}
+	}
+	loc, err := f.velero.Location(ctx, f.backup.StorageLocation)
+	if err != nil || loc.Available() {
+		return err
+	}
+	what := loc.What(f.velero.Namespace)
+	state := "does not exist (velero backup-location get)"
+	if loc.Found {
+		state = fmt.Sprintf("is %q, not Available: %s", cmp.Or(loc.Phase, "not validated yet"), cmp.Or(loc.Message, "Velero gave no message"))
+	}
+	msg := fmt.Sprintf("Velero's %s, where Backup %s is, %s; Velero would refuse a Restore from it (FailedValidation), so none was made: bring the storage back, and once Velero reports the location Available (it validates it every minute, or as its validationFrequency says) the undo makes Restore %s",
+		what, f.backup.Name, state, next.Name)
+	if next.After != nil {
+		msg += fmt.Sprintf(" (attempt %d, after attempt %d, %s, %s)", next.Attempt, next.After.Attempt, next.After.Name, failedPhase(next.After))
+	}
+	return &BlockedError{Reason: cleanupv1alpha1.UndoReasonStorageUnavailable, Message: msg}
+}
+
+// failedRestore is the *BlockedError of the Restore r the undo made, which
+// failed: the next attempt is made by a person running the undo again, or,
+// with retry, once restore.RetryAt has come (nil then: make it now).
+func failedRestore(f *found, r *velero.Restore, retry bool) *BlockedError {
+	b := &BlockedError{Reason: cleanupv1alpha1.UndoReasonRestoreFailed}
+	if retry {
+		if b.RetryAt = restore.RetryAt(madeOf([]*velero.Restore{r})[0]); !time.Now().Before(b.RetryAt) {
+			return nil
+		}
+	}
+	b.Message = RestoreFailedMessage(f.velero.Namespace, r, b.RetryAt)
+	return b
+}
+
+// RestoreFailedMessage says why Velero's Restore namespace/r, which an undo
+// made, failed, and what comes next: the Undo's own next attempt at
+// retryAt, or (zero) a person running the undo again.
+func RestoreFailedMessage(namespace string, r *velero.Restore, retryAt time.Time) string {
+	msg := fmt.Sprintf("Velero's Restore %s/%s (attempt %d) ended %s: %s; nothing more was restored. ", namespace, r.Name, r.Attempt, r.Phase, r.Why())
+	if retryAt.IsZero() {
+		return msg + "Once what failed is mended (velero restore describe " + r.Name + " --details; velero backup-location get), run the undo again: it makes a new attempt, never following the failed one"
+	}
+	return fmt.Sprintf("%sThe Undo makes attempt %d at %s, once Velero's storage location is Available", msg, r.Attempt+1, retryAt.UTC().Format(time.RFC3339))
+}
+
+// failedPhase says how an attempt that ended went.
+func failedPhase(m *restore.Made) string {
+	if m.Failed {
+		return "which failed"
+	}
+	return "which did not bring these objects back"
+}
+
+// madeOf are Restores in pkg/decide's terms.
+func madeOf(rs []*velero.Restore) []restore.Made {
+	out := make([]restore.Made, len(rs))
+	for i, r := range rs {
+		out[i] = restore.Made{Name: r.Name, Attempt: r.Attempt, UnderWay: !r.Ended(), Failed: r.Failed(), Ended: cmp.Or(r.Completed, r.Created)}
+	}
+	return out
+}
+
+// restoreNamed is the Restore of rs called name.
+func restoreNamed(rs []*velero.Restore, name string) *velero.Restore {
+	for _, r := range rs {
+		if r.Name == name {
+			return r
+		}
+	}
+	return &velero.Restore{Name: name, Attempt: 1}
 }
 
 // SelectionError says that a selection names nothing the uninstall
@@ -171,7 +292,7 @@ func (e *SelectionError) Unwrap() error { return e.Err }
 // selected are the objects the undo restores: what restore.Restorable says, as
 // o.Selection narrows it.
 func selected(d *destroyed.Record, o Options) ([]decide.Held, error) {
-	all := restore.Restorable(d.Deleted, d.Dependents, o.WithoutOperator)
+	all := restore.Restorable(d.Deleted, d.Dependents)
 	if !o.Selection.Empty() && len(d.Origins) == 0 {
 		return nil, &SelectionError{fmt.Errorf("the uninstall's record beside Backup %s keeps no origins (it was made by an earlier csv-cleaner), so no part of it can be told from the rest: undo all of it", d.Backup)}
 	}

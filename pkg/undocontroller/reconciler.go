@@ -24,11 +24,12 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
 
-// How often an undo is looked at again while it waits: for the operator's
-// reinstall, and for Velero's Restore.
+// How often an undo is looked at again while it waits: blocked (for the
+// operator to stop, for Velero's storage location), and for Velero's
+// Restore.
 const (
-	reinstallPoll = 10 * time.Second
-	restorePoll   = 2 * time.Second
+	blockedPoll = 10 * time.Second
+	restorePoll = 2 * time.Second
 )
 
 // Reconciler runs Undos.
@@ -71,7 +72,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.V(1).Info("Taking the undo one step on", "restore", u.Status.Restore)
 		res, err = undo.Step(ctx, r.Live, o)
 	}
-	step, err := stepOf(res, err)
+	step, retryAt, err := stepOf(res, err)
 	if err != nil {
 		return r.settle(ctx, before, u, 0, err)
 	}
@@ -79,8 +80,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	record(u, res, verdict)
 	poll := time.Duration(0)
 	switch verdict.Phase {
-	case cleanupv1alpha1.UndoWaitingForReinstall:
-		poll = reinstallPoll
+	case cleanupv1alpha1.UndoBlocked:
+		poll = blockedPoll
+		if !retryAt.IsZero() {
+			poll = max(time.Until(retryAt), time.Second)
+		}
 	case cleanupv1alpha1.UndoInProgress:
 		poll = restorePoll
 	}
@@ -142,27 +146,31 @@ func target(u *cleanupv1alpha1.Undo) string {
 	return t.Kind + " " + t.Namespace + "/" + t.Name
 }
 
-// stepOf is what a step found, in pkg/decide's terms; err only when the
-// step failed in a way that is tried again (the API server, Velero).
-func stepOf(res *undo.Result, err error) (restore.UndoStep, error) {
+// stepOf is what a step found, in pkg/decide's terms, and when a failed
+// Restore is tried again (zero: not known); err only when the step failed
+// in a way that is tried again (the API server, Velero).
+func stepOf(res *undo.Result, err error) (restore.UndoStep, time.Time, error) {
 	var s restore.UndoStep
-	reinstall, selection := (*undo.NotReinstalledError)(nil), (*undo.SelectionError)(nil)
+	running, blocked, selection := (*undo.OperatorRunningError)(nil), (*undo.BlockedError)(nil), (*undo.SelectionError)(nil)
+	var retryAt time.Time
 	switch {
 	case errors.Is(err, undo.ErrNoBackup):
 		s.NoBackup = err.Error()
 	case errors.As(err, &selection):
 		s.InvalidSelection = err.Error()
-	case errors.As(err, &reinstall):
-		s.NotReinstalled = err.Error()
+	case errors.As(err, &running):
+		s.OperatorRunning = err.Error()
+	case errors.As(err, &blocked):
+		s.Blocked, s.BlockedReason, retryAt = blocked.Message, blocked.Reason, blocked.RetryAt
 	case apierrors.IsForbidden(err):
 		// What csv-cleaner may not read or write does not change by itself
 		// soon; it is said, and tried again with the backoff.
-		return s, fmt.Errorf("%w (the undo's rights come with manifests/velero: docs/backup.md, \"Rights\")", err)
+		return s, retryAt, fmt.Errorf("%w (the undo's rights come with manifests/velero: docs/backup.md, \"Rights\")", err)
 	case err != nil:
-		return s, err
+		return s, retryAt, err
 	}
 	if res != nil {
 		s.UnderWay, s.Objects, s.NotBack = res.UnderWay, len(res.Rows), res.Missing()
 	}
-	return s, nil
+	return s, retryAt, nil
 }

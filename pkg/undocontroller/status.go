@@ -20,8 +20,9 @@ func optionsOf(u *cleanupv1alpha1.Undo) (undo.Options, error) {
 	o := undo.Options{
 		Owner:           decide.Owner{Kind: t.Kind, Namespace: t.Namespace, Name: t.Name},
 		VeleroNamespace: cmp.Or(u.Spec.VeleroNamespace, cleanupv1alpha1.DefaultVeleroNamespace),
-		WithoutOperator: u.Spec.WithoutOperator,
+		BesideOperator:  u.Spec.BesideOperator,
 		Restore:         u.Status.Restore,
+		Retry:           true,
 	}
 	for _, only := range u.Spec.Only {
 		name, err := restore.ParseObjectName(only)
@@ -47,9 +48,6 @@ func record(u *cleanupv1alpha1.Undo, res *undo.Result, v restore.UndoVerdict) {
 	st := &u.Status
 	st.Phase = v.Phase
 	st.Reinstall = ""
-	if v.Phase == cleanupv1alpha1.UndoWaitingForReinstall {
-		st.Reinstall = v.Message
-	}
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: cleanupv1alpha1.UndoConditionComplete, Status: conditionOf(v.Phase == cleanupv1alpha1.UndoCompleted),
 		Reason: v.Reason, Message: v.Message, ObservedGeneration: u.Generation})
 	if v.Phase.Ended() && st.CompletionTime == nil {
@@ -61,12 +59,12 @@ func record(u *cleanupv1alpha1.Undo, res *undo.Result, v restore.UndoVerdict) {
 	}
 	st.Backup = res.Backup
 	if res.Restore != "" {
-		st.Restore, st.RestorePhase = res.Restore, res.RestorePhase
+		st.Restore, st.RestorePhase, st.Attempt = res.Restore, res.RestorePhase, int32(res.Attempt)
 	}
 	if p := res.Progress; p != nil {
 		st.ItemsRestored, st.TotalItems = p.Restored, p.Total
 	}
-	if res.UnderWay {
+	if res.UnderWay || v.Phase == cleanupv1alpha1.UndoBlocked {
 		return // the rows are where things stood before the Restore
 	}
 	counts := map[string]int32{}

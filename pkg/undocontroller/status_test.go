@@ -32,9 +32,9 @@ func TestOptionsOf(t *testing.T) {
 				}
 				return ""
 			}},
-		{name: "a ClusterExtension", spec: cleanupv1alpha1.UndoSpec{Uninstall: cleanupv1alpha1.UndoTarget{Kind: "ClusterExtension", Name: "ext"}, VeleroNamespace: "backups", WithoutOperator: true},
+		{name: "a ClusterExtension, beside its operator", spec: cleanupv1alpha1.UndoSpec{Uninstall: cleanupv1alpha1.UndoTarget{Kind: "ClusterExtension", Name: "ext"}, VeleroNamespace: "backups", BesideOperator: true},
 			check: func(o undo.Options) string {
-				if !o.Owner.Extension() || o.Owner.Name != "ext" || o.VeleroNamespace != "backups" || !o.WithoutOperator {
+				if !o.Owner.Extension() || o.Owner.Name != "ext" || o.VeleroNamespace != "backups" || !o.BesideOperator {
 					return fmt.Sprintf("%+v", o)
 				}
 				return ""
@@ -68,8 +68,8 @@ func TestOptionsOf(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if o.Restore != "r1" {
-				t.Errorf("the Restore of the status is not followed: %q", o.Restore)
+			if o.Restore != "r1" || !o.Retry {
+				t.Errorf("the Restore of the status is not followed, or not tried again when it failed: %q, retry %v", o.Restore, o.Retry)
 			}
 			if why := tc.check(o); why != "" {
 				t.Error(why)
@@ -113,15 +113,18 @@ func TestRecord(t *testing.T) {
 			t.Errorf("status %+v", u.Status)
 		}
 	})
-	t.Run("waiting for the reinstall says what to reinstall; once back, it says it no more", func(t *testing.T) {
-		u := &cleanupv1alpha1.Undo{}
-		record(u, nil, restore.JudgeUndo(restore.UndoStep{NotReinstalled: "reinstall it"}))
-		if u.Status.Reinstall != "reinstall it" || u.Status.Phase != cleanupv1alpha1.UndoWaitingForReinstall {
-			t.Errorf("status %+v", u.Status)
+	t.Run("a failed Restore blocks, keeping the Restore, its attempt and the counts of the last ended step; an old reinstall message is cleared", func(t *testing.T) {
+		u := &cleanupv1alpha1.Undo{Status: cleanupv1alpha1.UndoStatus{Reinstall: "reinstall it", Phase: cleanupv1alpha1.UndoWaitingForReinstall}}
+		failed := &velero.Restore{Name: "b1-undo-1-2", Phase: velero.RestoreFailedValidate, Attempt: 2}
+		res := &undo.Result{Undo: report.Undo{Backup: "velero/b1", Restore: failed.Name, RestorePhase: failed.Phase, Attempt: 2, Rows: rows}, Progress: failed}
+		record(u, res, restore.JudgeUndo(restore.UndoStep{Blocked: "Restore b1-undo-1-2 ended FailedValidation", BlockedReason: cleanupv1alpha1.UndoReasonRestoreFailed}))
+		st := u.Status
+		if st.Phase != cleanupv1alpha1.UndoBlocked || st.Restore != failed.Name || st.Attempt != 2 || st.RestorePhase != velero.RestoreFailedValidate ||
+			st.Objects != 0 || st.CompletionTime != nil || st.Reinstall != "" {
+			t.Errorf("status %+v", st)
 		}
-		record(u, &undo.Result{Undo: report.Undo{Restore: "r"}, UnderWay: true}, restore.JudgeUndo(restore.UndoStep{UnderWay: true}))
-		if u.Status.Reinstall != "" {
-			t.Errorf("reinstall still said: %q", u.Status.Reinstall)
+		if c := meta.FindStatusCondition(st.Conditions, cleanupv1alpha1.UndoConditionComplete); c == nil || c.Reason != cleanupv1alpha1.UndoReasonRestoreFailed {
+			t.Errorf("condition %+v", c)
 		}
 	})
 	t.Run("status.notBack holds 50 objects at most; the counts are complete", func(t *testing.T) {

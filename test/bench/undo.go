@@ -145,7 +145,7 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 		return res, err
 	}
 	began := time.Now()
-	undone, err := undo.Run(ctx, e.Client, undo.Options{Owner: decide.Owner{Kind: decide.KindExtension, Name: id}, WithoutOperator: true, Poll: 50 * time.Millisecond})
+	undone, err := undo.Run(ctx, e.Client, undo.Options{Owner: decide.Owner{Kind: decide.KindExtension, Name: id}, Poll: 50 * time.Millisecond})
 	res.Undo = time.Since(began)
 	if err != nil {
 		return res, fmt.Errorf("undoing the uninstall: %w", err)

@@ -18,9 +18,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	csvvelero "github.com/csv-cleaner/csv-cleaner/pkg/velero"
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -32,6 +34,21 @@ var (
 	backupLate      = samplePackage("backup-late")
 	backupWiden     = samplePackage("backup-widen")
 )
+
+// ownerBackups are the Backups csv-cleaner made for the install's CSV, by
+// name, with their phases (by the owner label it puts on them).
+func ownerBackups(ctx context.Context, in *install) map[string]string {
+	GinkgoHelper()
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(schema.GroupVersionKind{Group: "velero.io", Version: "v1", Kind: "BackupList"})
+	owner := decide.Owner{Kind: decide.KindCSV, Namespace: in.sub.Namespace, Name: in.csv}
+	Expect(kc.Client.List(ctx, list, client.InNamespace(cluster.VeleroNamespace), client.MatchingLabels{csvvelero.OwnerLabel: owner.Hash()})).To(Succeed())
+	out := map[string]string{}
+	for _, b := range list.Items {
+		out[b.GetName()], _, _ = unstructured.NestedString(b.Object, "status", "phase")
+	}
+	return out
+}
 
 // withVelero is a policy's backup with the harness's Velero.
 func withVelero(p *cleanupv1alpha1.CleanupPolicySpec) {
@@ -166,28 +183,49 @@ var _ = Describe("An undoable uninstall, with real Velero", func() {
 			Expect(kc.Client.Delete(ctx, o)).To(Succeed())
 		}
 
-		By("undoing before the reinstall, through an Undo object csv-cleaner runs: it says what to reinstall and changes nothing, the Undo it made deleted")
+		By("Velero's storage stopped: the undo says why, exits 1, restores nothing, and leaves no Undo behind")
+		Expect(velero.StopStorage()).To(Succeed())
+		storage := false
+		DeferCleanup(func() {
+			if !storage {
+				Expect(velero.StartStorage()).To(Succeed())
+			}
+		})
 		out, code := undo(ctx, "--namespace", in.sub.Namespace, in.csv)
-		Expect(code).To(Equal(3), out)
-		Expect(out).To(And(MatchRegexp(`Undo \S+ created: csv-cleaner in the cluster runs it`), ContainSubstring("is not installed again")))
-		Expect(restores(ctx, st.Name)).To(BeZero())
+		Expect(code).To(Equal(1), out)
+		Expect(out).To(Or(MatchRegexp(`\(attempt 1\) ended (Failed|FailedValidation): `), ContainSubstring(`"Unavailable", not Available`)))
 		Expect(undos(ctx, in.sub.Namespace, in.csv)).To(BeEmpty())
+		failed := restores(ctx, st.Name)
+		Expect(failed).To(BeNumerically("<=", 1))
+		AddReportEntry("csv-cleaner undo with the storage just stopped", out)
 
-		By("reinstalling the operator, then undoing: one command")
-		Expect(kc.Resubscribe(ctx, in.sub)).To(Succeed())
-		_, err = kc.WaitForCSVPhase(ctx, in.csvKey(), operatorsv1alpha1.CSVPhaseSucceeded)
-		Expect(err).NotTo(HaveOccurred())
+		By("Velero reporting its location Unavailable: the undo names the location, its phase and what to do, and makes no Restore")
+		Expect(velero.WaitLocation(ctx, "Unavailable")).To(Succeed())
+		out, code = undo(ctx, "--namespace", in.sub.Namespace, in.csv)
+		Expect(code).To(Equal(1), out)
+		Expect(out).To(And(ContainSubstring("Velero's BackupStorageLocation "+cluster.VeleroNamespace+"/default"), ContainSubstring(`"Unavailable", not Available`),
+			ContainSubstring("bring the storage back")))
+		Expect(restores(ctx, st.Name)).To(Equal(failed))
+
+		By("the storage back and Velero's location Available again: the same command, before the operator is installed again, makes the next attempt and brings everything back")
+		Expect(velero.StartStorage()).To(Succeed())
+		storage = true
+		Expect(velero.WaitLocation(ctx, "Available")).To(Succeed())
 		began := time.Now()
 		out, code = undo(ctx, "--namespace", in.sub.Namespace, in.csv)
 		AddReportEntry("csv-cleaner undo", fmt.Sprintf("exit %d in %s", code, time.Since(began).Round(time.Millisecond)))
 		Expect(code).To(BeZero(), out)
 		Expect(out).To(And(ContainSubstring("8 restored, 0 present already, 0 missing"), ContainSubstring("from snapshot"), MatchRegexp(`Undo \S+: Completed`)))
+		if failed > 0 {
+			Expect(out).To(ContainSubstring(fmt.Sprintf("attempt %d", failed+1)), "the next attempt, never the failed one")
+		}
+		Expect(restores(ctx, st.Name)).To(Equal(failed + 1))
 		made := undos(ctx, in.sub.Namespace, in.csv)
 		Expect(made).To(ConsistOf(And(HaveField("Spec.Uninstall.Name", in.csv), HaveField("Status.Phase", cleanupv1alpha1.UndoCompleted),
 			HaveField("Status.Restored", BeEquivalentTo(8)), HaveField("Status.Missing", BeZero()), HaveField("Status.OwnersLinked", BeEquivalentTo(6)))),
 			"the Undo the CLI made, as kubectl get undos shows it")
-		AddReportEntry("The Undo object", fmt.Sprintf("%s: %s, Backup %s, Restore %s: %d restored, %d present, %d missing, %d linked to their owners again",
-			made[0].Name, made[0].Status.Phase, made[0].Status.Backup, made[0].Status.Restore, made[0].Status.Restored, made[0].Status.Present, made[0].Status.Missing, made[0].Status.OwnersLinked))
+		AddReportEntry("The Undo object", fmt.Sprintf("%s: %s, Backup %s, Restore %s (attempt %d): %d restored, %d present, %d missing, %d linked to their owners again",
+			made[0].Name, made[0].Status.Phase, made[0].Status.Backup, made[0].Status.Restore, made[0].Status.Attempt, made[0].Status.Restored, made[0].Status.Present, made[0].Status.Missing, made[0].Status.OwnersLinked))
 		for key, spec := range specs {
 			ns, name, _ := strings.Cut(key, "/")
 			u := fixtures.Operand(in.crd(), ns, name)
@@ -203,6 +241,11 @@ var _ = Describe("An undoable uninstall, with real Velero", func() {
 		for _, o := range unrelated {
 			Expect(apierrors.IsNotFound(kc.Client.Get(ctx, client.ObjectKeyFromObject(o), o))).To(BeTrue(), "%s %s came back", fmt.Sprintf("%T", o), o.GetName())
 		}
+
+		By("installing the operator again, now that what came back is linked to its owners")
+		Expect(kc.Resubscribe(ctx, in.sub)).To(Succeed())
+		_, err = kc.WaitForCSVPhase(ctx, in.csvKey(), operatorsv1alpha1.CSVPhaseSucceeded)
+		Expect(err).NotTo(HaveOccurred())
 
 		By("undoing again from here (--local), not through an Undo object: nothing is missing, nothing changes")
 		n := restores(ctx, st.Name)
@@ -268,6 +311,7 @@ var _ = Describe("An undoable uninstall, with real Velero", func() {
 		in.uninstall(ctx)
 		Eventually(func(ctx context.Context) string { return in.phase(ctx) }).WithContext(ctx).WithTimeout(3 * time.Minute).
 			Should(BeElementOf("Blocked/"+cleanupv1alpha1.BlockedBackupFailed, "Blocked/"+cleanupv1alpha1.BlockedBackupUnavailable))
+		blocked := in.phase(ctx)
 		Consistently(func(ctx context.Context) []string { return in.remaining(ctx) }).WithContext(ctx).WithTimeout(3 * time.Second).
 			Should(ContainElements("CSV "+in.csvKey().String(), "Widget "+in.ns("a")+"/w1"))
 		AddReportEntry("Blocked while the storage is down", in.describe(ctx))
@@ -283,7 +327,20 @@ var _ = Describe("An undoable uninstall, with real Velero", func() {
 		rec, err := in.record(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rec.Status.Backup).To(HaveValue(HaveField("Verified", true)))
-		AddReportEntry("After the storage came back", fmt.Sprintf("Backup %s (attempt %d) verified", rec.Status.Backup.Name, rec.Status.Backup.Attempt))
+		By("every Backup made by csv-cleaner itself, one an attempt: each before the last failed, the last verified")
+		made := ownerBackups(ctx, in)
+		attempt := int(rec.Status.Backup.Attempt)
+		Expect(made).To(HaveLen(attempt), "one Backup an attempt, none made by hand: %v", made)
+		Expect(made).To(HaveKeyWithValue(rec.Status.Backup.Name, decide.BackupPhaseCompleted))
+		for name, phase := range made {
+			if name != rec.Status.Backup.Name {
+				Expect(phase).To(BeElementOf(decide.BackupPhaseFailed, decide.BackupPhaseFailedValidation, decide.BackupPhasePartiallyFailed), "the attempt %s", name)
+			}
+		}
+		if blocked == "Blocked/"+cleanupv1alpha1.BlockedBackupFailed {
+			Expect(attempt).To(BeNumerically(">=", 2), "a Backup failed while the storage was down: csv-cleaner made the next one by itself")
+		}
+		AddReportEntry("After the storage came back", fmt.Sprintf("blocked %s; Backup %s (attempt %d) verified; csv-cleaner's Backups: %v", blocked, rec.Status.Backup.Name, attempt, made))
 	})
 
 	It("makes a new Backup by itself when the first could not hold the operator's operands because Velero did not know its CRD yet", func(ctx SpecContext) {

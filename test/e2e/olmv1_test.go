@@ -459,7 +459,7 @@ var _ = Describe("OLM v1: a ClusterExtension's uninstall, with real operator-con
 		Expect(rec.Status.Phase).To(Equal(cleanupv1alpha1.PhaseCompleted), "record %+v", rec.Status)
 	})
 
-	It("backs up a ClusterExtension's uninstall with real Velero (crds: Delete), dependents and volumes' data too; reinstalled, csv-cleaner undo brings back exactly that", func(ctx SpecContext) {
+	It("backs up a ClusterExtension's uninstall with real Velero (crds: Delete), dependents and volumes' data too; csv-cleaner undo brings back exactly that, the CRD with it, before the ClusterExtension is installed again", func(ctx SpecContext) {
 		e := &extInstall{pkg: v1BackedUp}
 		e.install(ctx, func(s *cleanupv1alpha1.CleanupPolicySpec) {
 			s.CRDs = cleanupv1alpha1.Delete
@@ -496,18 +496,12 @@ var _ = Describe("OLM v1: a ClusterExtension's uninstall, with real operator-con
 			HaveField("Dependents", BeEquivalentTo(6)), HaveField("Volumes", BeEquivalentTo(2))))
 		Expect(rec.Status.Message).To(ContainSubstring("csv-cleaner undo clusterextension " + e.name()))
 
-		By("undoing before the reinstall: it says what to reinstall and changes nothing")
-		out, code := undo(ctx, "clusterextension", e.name())
-		Expect(code).To(Equal(3), out)
-		Expect(restores(ctx, st.Name)).To(BeZero())
-
-		By("reinstalling the ClusterExtension, then undoing")
-		e.ext = installExtension(ctx, kc.Client, e.name(), e.name(), e.pkg.Name, e.pkg.Head())
+		By("undoing before the ClusterExtension is installed again: the CRD the garbage collector deleted comes back with the widgets, their Secrets, ConfigMaps and claims")
 		began := time.Now()
-		out, code = undo(ctx, "clusterextension", e.name())
+		out, code := undo(ctx, "clusterextension", e.name())
 		AddReportEntry("csv-cleaner undo clusterextension", fmt.Sprintf("exit %d in %s", code, time.Since(began).Round(time.Millisecond)))
 		Expect(code).To(BeZero(), out)
-		Expect(out).To(ContainSubstring("8 restored, 0 present already, 0 missing"))
+		Expect(out).To(ContainSubstring("9 restored, 0 present already, 0 missing"))
 		for key, spec := range specs {
 			ns, name, _ := strings.Cut(key, "/")
 			w := fixtures.Operand(e.crd(), ns, name)
@@ -516,6 +510,34 @@ var _ = Describe("OLM v1: a ClusterExtension's uninstall, with real operator-con
 			got := dataOf(ctx, csi, ns, name)
 			Expect(got).To(Equal(held[key]), "the Secret, ConfigMap and volume of %s hold what they held", key)
 		}
+
+		By("installing the ClusterExtension again: operator-controller takes the restored CRD back into its release")
+		e.ext = installExtension(ctx, kc.Client, e.name(), e.name(), e.pkg.Name, e.pkg.Head())
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		Expect(kc.Client.Get(ctx, client.ObjectKey{Name: e.crd().Name()}, crd)).To(Succeed())
+		Expect(crd.OwnerReferences).To(ContainElement(HaveField("UID", e.ext.UID)), "the CRD is the new ClusterExtension's")
+		for key := range specs {
+			ns, name, _ := strings.Cut(key, "/")
+			Expect(dataOf(ctx, csi, ns, name)).To(Equal(held[key]), "%s's data stays", key)
+		}
+
+		By("operator-controller puts a ClusterExtension's Deployment back when it is scaled to zero: why the undo runs before its install")
+		deployments := &appsv1.DeploymentList{}
+		Expect(kc.Client.List(ctx, deployments, e.ownedBy())).To(Succeed())
+		Expect(deployments.Items).NotTo(BeEmpty())
+		d := &deployments.Items[0]
+		base := d.DeepCopy()
+		zero := int32(0)
+		d.Spec.Replicas = &zero
+		scaled := time.Now()
+		Expect(kc.Client.Patch(ctx, d, client.MergeFrom(base))).To(Succeed())
+		Eventually(func(g Gomega, ctx context.Context) {
+			g.Expect(kc.Client.Get(ctx, client.ObjectKeyFromObject(d), d)).To(Succeed())
+			g.Expect(d.Spec.Replicas).To(HaveValue(BeNumerically(">", 0)))
+		}).WithContext(ctx).WithTimeout(2*time.Minute).Should(Succeed(), "operator-controller scales the Deployment back up")
+		AddReportEntry("operator-controller and a Deployment scaled to zero", fmt.Sprintf("Deployment %s/%s scaled back to %d replica(s) %s after it was scaled to zero",
+			d.Namespace, d.Name, *d.Spec.Replicas, time.Since(scaled).Round(10*time.Millisecond)))
+
 		n := restores(ctx, st.Name)
 		out, code = undo(ctx, "clusterextension", e.name())
 		Expect(code).To(BeZero(), out)

@@ -72,6 +72,39 @@ func ownersAt(ctx context.Context, gvk schema.GroupVersionKind, key client.Objec
 	return o.OwnerReferences
 }
 
+// scaleOperator scales the operator's Deployment to replicas, as kubectl
+// scale does, and, to zero, waits until its pods are gone.
+func scaleOperator(ctx context.Context, deployment client.ObjectKey, replicas int32) {
+	GinkgoHelper()
+	d := &appsv1.Deployment{}
+	Expect(kc.Client.Get(ctx, deployment, d)).To(Succeed())
+	base := d.DeepCopy()
+	d.Spec.Replicas = &replicas
+	Expect(kc.Client.Patch(ctx, d, client.MergeFrom(base))).To(Succeed())
+	if replicas > 0 {
+		return
+	}
+	Eventually(func(g Gomega, ctx context.Context) {
+		g.Expect(kc.Client.Get(ctx, deployment, d)).To(Succeed())
+		g.Expect(d.Status.ObservedGeneration).To(BeNumerically(">=", d.Generation))
+		g.Expect(d.Status.Replicas).To(BeZero())
+	}).WithContext(ctx).Should(Succeed(), "the pods of Deployment %s go", deployment)
+}
+
+// operatorState is the replicas of the operator's Deployment and its CSV's phase.
+func operatorState(ctx context.Context, deployment client.ObjectKey, csv client.ObjectKey) string {
+	GinkgoHelper()
+	d := &appsv1.Deployment{}
+	Expect(kc.Client.Get(ctx, deployment, d)).To(Succeed())
+	c := &operatorsv1alpha1.ClusterServiceVersion{}
+	Expect(kc.Client.Get(ctx, csv, c)).To(Succeed())
+	replicas := int32(1)
+	if d.Spec.Replicas != nil {
+		replicas = *d.Spec.Replicas
+	}
+	return fmt.Sprintf("%d replicas, %s", replicas, c.Status.Phase)
+}
+
 // widgetAt reads the widget ns/name at version, nil when it is not there.
 func widgetAt(ctx context.Context, in *install, version, ns, name string) *unstructured.Unstructured {
 	GinkgoHelper()
@@ -135,8 +168,24 @@ var _ = Describe("An undo of one operand, into a newer operator, with real Veler
 		_, err = kc.WaitForCSVPhase(ctx, newer.csvKey(), operatorsv1alpha1.CSVPhaseSucceeded)
 		Expect(err).NotTo(HaveOccurred())
 
-		By("undoing db1 alone: it comes back with all it owned, transitively, linked as it was; db2 and what it owned stay gone")
+		By("undoing db1 beside the operator that runs again: refused, naming its Deployment and how to stop it; nothing restored")
 		out, code := undo(ctx, "--namespace", in.sub.Namespace, in.csv, "--only", "Widget/"+a+"/db1")
+		Expect(code).To(Equal(3), out)
+		deployment := client.ObjectKey{Namespace: in.sub.Namespace, Name: fixtures.SampleServiceAccount}
+		Expect(out).To(And(ContainSubstring(fmt.Sprintf("Deployment %s of CSV %s/%s has 1 replica", deployment, in.sub.Namespace, newer.csv)),
+			ContainSubstring(fmt.Sprintf("kubectl scale deployment -n %s %s --replicas=0", deployment.Namespace, deployment.Name)), ContainSubstring("nothing was restored")))
+		Expect(restores(ctx, backup)).To(BeZero())
+
+		By("stopping the operator for the undo, as the undo says: OLM v0 leaves its Deployment scaled to zero, the CSV Succeeded")
+		stopped := time.Now()
+		scaleOperator(ctx, deployment, 0)
+		Consistently(func(ctx context.Context) string { return operatorState(ctx, deployment, newer.csvKey()) }).WithContext(ctx).
+			WithTimeout(20*time.Second).WithPolling(500*time.Millisecond).Should(Equal("0 replicas, Succeeded"), "OLM v0 leaves a Deployment scaled to zero")
+		AddReportEntry("OLM v0 and a Deployment scaled to zero", fmt.Sprintf("%s for %s after the scale: the CSV Succeeded all along",
+			operatorState(ctx, deployment, newer.csvKey()), time.Since(stopped).Round(time.Second)))
+
+		By("undoing db1 alone: it comes back with all it owned, transitively, linked as it was; db2 and what it owned stay gone")
+		out, code = undo(ctx, "--namespace", in.sub.Namespace, in.csv, "--only", "Widget/"+a+"/db1")
 		Expect(code).To(BeZero(), out)
 		Expect(out).To(And(ContainSubstring("6 restored, 0 present already, 0 missing"), MatchRegexp(`Undo \S+: Completed`)))
 		Expect(out).NotTo(ContainSubstring("db2"), "the table lists db1's closure alone")
@@ -166,6 +215,7 @@ var _ = Describe("An undo of one operand, into a newer operator, with real Veler
 		Expect(dependentsGone(ctx, b, "db2")).To(BeTrue())
 		Expect(undos(ctx, in.sub.Namespace, in.csv)).To(ContainElement(And(HaveField("Spec.Only", ConsistOf("Widget/"+a+"/db1")), HaveField("Status.Phase", cleanupv1alpha1.UndoCompleted),
 			HaveField("Status.Restored", BeEquivalentTo(6)), HaveField("Status.OwnersLinked", BeEquivalentTo(5)))))
+		scaleOperator(ctx, deployment, 1)
 
 		By("upgrading to 3.0.0, whose CRD serves v2 alone: db1 stays")
 		newest := &install{id: in.id, pkg: in.pkg, sub: newer.sub, csv: in.pkg.CSVName("3.0.0")}
@@ -174,16 +224,24 @@ var _ = Describe("An undo of one operand, into a newer operator, with real Veler
 		Expect(err).NotTo(HaveOccurred())
 		newer.waitCSVGone(ctx)
 		Expect(kc.WaitForSubscriptionInstalled(ctx, newer.sub, newest.csv)).To(Succeed())
-		Expect(widgetAt(ctx, in, "v2", a, "db1")).NotTo(BeNil())
+		db1Now := widgetAt(ctx, in, "v2", a, "db1")
+		Expect(db1Now).NotTo(BeNil())
+		By("db1's Secret, ConfigMap, claim and StatefulSet name it at v2, the version served now, and stay: the garbage collector finds their owner")
+		for gvk, key := range map[schema.GroupVersionKind]client.ObjectKey{core.WithKind("Secret"): secretKey, core.WithKind("ConfigMap"): configKey,
+			core.WithKind("PersistentVolumeClaim"): claimKey, appsv1.SchemeGroupVersion.WithKind("StatefulSet"): client.ObjectKeyFromObject(sts)} {
+			Consistently(func(ctx context.Context) []metav1.OwnerReference { return ownersAt(ctx, gvk, key) }).WithContext(ctx).WithTimeout(3*time.Second).
+				Should(ConsistOf(And(HaveField("APIVersion", in.crd().Group+"/v2"), HaveField("UID", db1Now.GetUID()))), "%s %s", gvk.Kind, key)
+		}
 
-		By("undoing the rest: db2 cannot come back at v1, which its CRD no longer serves; Velero is given none of it, the rest comes back, exit 4 says why")
-		// OLM may take 3.0.0 out of Succeeded for a moment once 2.0.0 is gone
-		// (its requirements checked again): the undo then exits 3, writing
-		// nothing, and says to undo again, as a user would.
+		By("undoing the rest, the 3.0.0 operator stopped for it: db2 cannot come back at v1, which its CRD no longer serves; Velero is given none of it, the rest comes back, exit 4 says why")
+		// OLM may apply 3.0.0's Deployment again while it settles: the undo
+		// then exits 3 (the operator runs), writing nothing, and is run
+		// again once it is stopped, as a user would.
 		Eventually(func(ctx context.Context) int {
+			scaleOperator(ctx, deployment, 0)
 			out, code = undo(ctx, "--namespace", in.sub.Namespace, in.csv)
 			return code
-		}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(5*time.Second).ShouldNot(Equal(3), "3.0.0 stays Succeeded")
+		}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(5*time.Second).ShouldNot(Equal(3), "3.0.0's operator stays stopped")
 		Expect(code).To(Equal(4), out)
 		Expect(out).To(And(ContainSubstring(fmt.Sprintf("the Backup holds Widget.%s at version v1, which its CRD no longer serves (it serves v2)", in.crd().Group)),
 			ContainSubstring("3 restored, 6 present already, 1 missing")))

@@ -214,9 +214,41 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		Consistently(func(ctx context.Context) []unstructured.Unstructured { return v.backups(ctx) }).WithContext(ctx).WithTimeout(time.Second).Should(BeEmpty())
 		Expect(s.remaining(ctx)).To(ContainElement("Widget " + s.ns("a") + "/w1"))
 
+		available := time.Now().Truncate(time.Second)
 		v.setLocation(ctx, "Available")
 		s.csvGone(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
+		By("the one Backup made by itself once the location was Available: the first attempt, verified")
+		backups := v.backups(ctx)
+		Expect(backups).To(HaveLen(1))
+		Expect(backups[0].GetCreationTimestamp().Time).NotTo(BeTemporally("<", available))
+		Expect(s.record(ctx).Status.Backup).To(HaveValue(And(HaveField("Verified", true), HaveField("Attempt", BeEquivalentTo(1)), HaveField("Name", backups[0].GetName()))))
+	})
+
+	It("blocks on a Backup Velero refused as its storage went down, and makes the next attempt by itself once Velero reports the location Available", func(ctx SpecContext) {
+		s := newScenario("bkdown")
+		s.createPolicy(ctx, backupTo("velero-bkdown"))
+		v := startFakeVelero(ctx, "velero-bkdown", "Available")
+		v.locationDownOnBackup()
+		s.installWithOperand(ctx)
+		name := s.backupName(ctx)
+		s.deleteCSV(ctx)
+		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedBackupFailed)
+		Expect(s.record(ctx).Status.Message).To(And(ContainSubstring("Velero's Backup "+name+" is FailedValidation"), ContainSubstring(name+"-2")))
+		Consistently(s.remaining).WithContext(ctx).WithTimeout(time.Second).Should(ContainElements("CSV", "Widget "+s.ns("a")+"/w1"))
+
+		By("Velero reporting the location Available again, and nobody deleting or making anything")
+		v.setLocation(ctx, "Available")
+		Eventually(func(ctx context.Context) error { _, err := s.getCSV(ctx); return err }).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Satisfy(apierrors.IsNotFound))
+		s.csvGone(ctx)
+		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
+		Expect(s.record(ctx).Status.Backup).To(HaveValue(And(HaveField("Verified", true), HaveField("Attempt", BeEquivalentTo(2)), HaveField("Name", name+"-2"))))
+		phases := map[string]string{}
+		for _, b := range v.backups(ctx) {
+			phases[b.GetName()], _, _ = unstructured.NestedString(b.Object, "status", "phase")
+		}
+		Expect(phases).To(Equal(map[string]string{name: decide.BackupPhaseFailedValidation, name + "-2": decide.BackupPhaseCompleted}),
+			"the refused attempt stays as Velero left it, and the second was made by csv-cleaner itself")
 	})
 
 	It("makes no Backup when the uninstall deletes nothing, and completes", func(ctx SpecContext) {
@@ -232,7 +264,7 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		rec := s.record(ctx)
 		Expect(rec.Status.Phase).To(Equal(cleanupv1alpha1.PhaseCompleted))
 		Expect(rec.Status.Backup).To(HaveValue(And(HaveField("Verified", true), HaveField("Name", ""), HaveField("Planned", BeZero()))))
-		Expect(rec.Status.Message).NotTo(ContainSubstring("velero restore"))
+		Expect(rec.Status.Message).NotTo(Or(ContainSubstring("undo-of"), ContainSubstring("holds everything it destroyed")), "nothing was destroyed: there is nothing to undo")
 	})
 
 	It("does not wait on the Backup of kinds that turn out to have no instance, and completes", func(ctx SpecContext) {
@@ -249,7 +281,7 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		rec := s.record(ctx)
 		Expect(rec.Status.Phase).To(Equal(cleanupv1alpha1.PhaseCompleted))
 		Expect(rec.Status.Backup).To(HaveValue(And(HaveField("Verified", true), HaveField("Name", name), HaveField("Planned", BeZero()))))
-		Expect(rec.Status.Message).NotTo(ContainSubstring("velero restore"))
+		Expect(rec.Status.Message).NotTo(Or(ContainSubstring("undo-of"), ContainSubstring("holds everything it destroyed")), "nothing was destroyed: there is nothing to undo")
 		Expect(v.backups(ctx)).To(HaveLen(1)) // made before the instances were listed, of the Widgets in the CSV's targets
 	})
 
@@ -381,5 +413,7 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 	Describe("What an uninstall destroys with its operands (the ownerReference closure), backed up first", closureSpecs)
 	Describe("The undo links owners again", relinkSpecs)
 	Describe("The undo as an API: Undo objects", undoObjectSpecs)
+	Describe("The gate's order, from csv-cleaner's own requests", orderSpecs)
+	Describe("The undo on a bad day: a failed Restore, Velero's storage down, runs again", undoFaultSpecs)
 	Describe("A kind nobody can read elsewhere in the cluster (opentelemetry-operator's collectors behind a dead conversion webhook)", unreadSpecs)
 })

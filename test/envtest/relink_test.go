@@ -136,7 +136,7 @@ func relinkSpecs() {
 		By("an upgrade that serves v2 alone: the Widget is not restored, its ConfigMap is")
 		s.servedAt(ctx, "v2")
 		owner := decide.Owner{Kind: decide.KindCSV, Namespace: s.install.Namespace, Name: s.install.CSVName}
-		res, err := undo.Run(ctx, k8s, undo.Options{Owner: owner, WithoutOperator: true})
+		res, err := undo.Run(ctx, k8s, undo.Options{Owner: owner})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Rows).To(ContainElements(
 			And(HaveField("Object.Name", "w1"), HaveField("State", restore.StateMissing),
@@ -150,12 +150,12 @@ func relinkSpecs() {
 		v.endRestoresIn("")
 		var progress bytes.Buffer
 		short, cancel := context.WithTimeout(ctx, 3*time.Second)
-		_, err = undo.Run(short, k8s, undo.Options{Owner: owner, WithoutOperator: true, Progress: &progress, Stalled: time.Second})
+		_, err = undo.Run(short, k8s, undo.Options{Owner: owner, Progress: &progress, Stalled: time.Second})
 		cancel()
 		Expect(err).To(HaveOccurred())
 		Expect(progress.String()).To(MatchRegexp(`for \ds with no change: it has counted nothing to restore yet`))
 		v.endRestoresIn("Completed")
-		res, err = undo.Run(ctx, k8s, undo.Options{Owner: owner, WithoutOperator: true})
+		res, err = undo.Run(ctx, k8s, undo.Options{Owner: owner})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Missing()).To(BeZero())
 		Expect(ownersOf(ctx, cm)).To(ConsistOf(HaveField("UID", BeEquivalentTo(uidOf(ctx, w1)))))
@@ -213,14 +213,14 @@ func relinkSpecs() {
 		only := func(name string) restore.UndoSelection {
 			return restore.UndoSelection{Only: []restore.ObjectName{{Kind: "Widget", Namespace: a, Name: name}}}
 		}
-		_, err := undo.Run(ctx, k8s, undo.Options{Owner: owner, WithoutOperator: true, Selection: only("w3")})
+		_, err := undo.Run(ctx, k8s, undo.Options{Owner: owner, Selection: only("w3")})
 		Expect(err).To(MatchError(ContainSubstring("the uninstall deleted no custom resource Widget/" + a + "/w3")))
 		Expect(restoresIn(ctx, "velero-relink")).To(BeZero())
 
 		By("undoing w1 alone, the Restore held in progress and the undo stopped: nothing is linked yet")
 		v.endRestoresIn("")
 		short, cancel := context.WithTimeout(ctx, 3*time.Second)
-		_, err = undo.Run(short, k8s, undo.Options{Owner: owner, WithoutOperator: true, Selection: only("w1")})
+		_, err = undo.Run(short, k8s, undo.Options{Owner: owner, Selection: only("w1")})
 		cancel()
 		Expect(err).To(MatchError(ContainSubstring("run the undo again to follow it")))
 
@@ -228,7 +228,7 @@ func relinkSpecs() {
 		v.endRestoresIn("Completed")
 		Eventually(func(ctx context.Context) bool { return present(ctx, w1) }).WithContext(ctx).Should(BeTrue())
 		Expect(ownersOf(ctx, password)).To(BeEmpty(), "Velero strips them")
-		res, err := undo.Run(ctx, k8s, undo.Options{Owner: owner, WithoutOperator: true, Selection: only("w1")})
+		res, err := undo.Run(ctx, k8s, undo.Options{Owner: owner, Selection: only("w1")})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(restoresIn(ctx, "velero-relink")).To(Equal(1))
 		Expect(res.Missing()).To(BeZero())
@@ -239,7 +239,7 @@ func relinkSpecs() {
 		Expect(res.Rows).To(ContainElement(And(HaveField("Object.Name", "db-config"), HaveField("Owners", ConsistOf("StatefulSet "+a+"/db")))))
 
 		By("undoing the rest")
-		res, err = undo.Run(ctx, k8s, undo.Options{Owner: owner, WithoutOperator: true})
+		res, err = undo.Run(ctx, k8s, undo.Options{Owner: owner})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(restoresIn(ctx, "velero-relink")).To(Equal(2))
 		Expect(res.Missing()).To(BeZero())

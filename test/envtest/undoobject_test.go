@@ -6,6 +6,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,18 +19,37 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
-// reinstall installs the scenario's operator again after its uninstall, as
-// OLM does: its CRDs (kept, or made again) and a Succeeded CSV of the same name.
-func (s *scenario) reinstall(ctx context.Context) {
+// reinstallRunning installs the scenario's operator again, as OLM does:
+// its CRDs (kept, or made again) and a Succeeded CSV of the same name
+// whose install strategy names a Deployment, and that
+// Deployment with replicas, as OLM makes it (the suite runs no pods: a
+// replica is a running operator as far as the undo can tell).
+func (s *scenario) reinstallRunning(ctx context.Context, replicas int32) *appsv1.Deployment {
 	GinkgoHelper()
 	for _, crd := range s.install.CRDs {
 		Expect(fixtures.CreateCRD(ctx, k8s, s.install.CRDObject(crd))).To(Succeed())
 	}
+	labels := map[string]string{"app": s.id + "-operator"}
+	spec := appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "operator", Image: "operator"}}}}}
 	csv := s.install.CSV()
+	csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs = []operatorsv1alpha1.StrategyDeploymentSpec{{Name: s.id + "-operator", Spec: spec}}
 	Expect(k8s.Create(ctx, csv)).To(Succeed())
 	base := csv.DeepCopy()
 	csv.Status.Phase, csv.Status.Reason = "Succeeded", "InstallSucceeded"
 	Expect(k8s.Status().Patch(ctx, csv, client.MergeFrom(base))).To(Succeed())
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: s.install.Namespace, Name: s.id + "-operator"}, Spec: spec}
+	Expect(k8s.Create(ctx, d)).To(Succeed())
+	return d
+}
+
+// scale sets a Deployment's replicas, as kubectl scale does.
+func scale(ctx context.Context, d *appsv1.Deployment, replicas int32) {
+	GinkgoHelper()
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(d), d)).To(Succeed())
+	base := d.DeepCopy()
+	d.Spec.Replicas = &replicas
+	Expect(k8s.Patch(ctx, d, client.MergeFrom(base))).To(Succeed())
 }
 
 // undoOf is an Undo of the scenario's uninstall, its Backups looked for in
@@ -72,7 +93,7 @@ func undoPhase(ctx context.Context, name string) string {
 // undoObjectSpecs are the specs of the undo as an API (docs/backup.md,
 // "The Undo object"): they run in the backup gate's ordered container.
 func undoObjectSpecs() {
-	It("runs an Undo: waits for the reinstall saying what to reinstall, goes on by itself, follows the same Restore after csv-cleaner stopped in the middle, links the owners; a second Undo makes no Restore, and deleting one undoes nothing", func(ctx SpecContext) {
+	It("runs an Undo: blocks while the operator runs, saying how to stop it, goes on by itself once it is stopped, follows the same Restore after csv-cleaner stopped in the middle, links the owners; a second Undo makes no Restore, and deleting one undoes nothing", func(ctx SpecContext) {
 		s := newScenario("undoobj")
 		s.createPolicy(ctx, backupTo("velero-undoobj"))
 		v := startFakeVelero(ctx, "velero-undoobj", "Available")
@@ -86,23 +107,26 @@ func undoObjectSpecs() {
 
 		By("a selection that names nothing the uninstall destroyed: Failed, nothing restored")
 		bad := s.undoOf("undoobj-typo", "velero-undoobj", func(u *cleanupv1alpha1.UndoSpec) {
-			u.WithoutOperator, u.Only = true, []string{"Widget/" + a + "/w9"}
+			u.Only = []string{"Widget/" + a + "/w9"}
 		})
 		createUndo(ctx, bad)
 		Eventually(func(ctx context.Context) string { return undoPhase(ctx, bad.Name) }).WithContext(ctx).Should(Equal("Failed/" + cleanupv1alpha1.UndoReasonInvalidSelection))
 		Expect(meta.FindStatusCondition(undoStatus(ctx, bad.Name).Conditions, cleanupv1alpha1.UndoConditionComplete).Message).To(ContainSubstring("the uninstall deleted no custom resource Widget/" + a + "/w9"))
 		Expect(restoresIn(ctx, "velero-undoobj")).To(BeZero())
 
-		By("the operator not installed again: the Undo waits and says what to reinstall; nothing is restored")
+		By("the operator installed again first, and running: the Undo blocks, says how to stop it, and restores nothing")
+		operator := s.reinstallRunning(ctx, 1)
 		u := s.undoOf("undoobj", "velero-undoobj")
 		createUndo(ctx, u)
-		Eventually(func(ctx context.Context) string { return undoPhase(ctx, u.Name) }).WithContext(ctx).Should(Equal("WaitingForReinstall/" + cleanupv1alpha1.UndoReasonWaitingForReinstall))
-		Expect(undoStatus(ctx, u.Name).Reinstall).To(And(ContainSubstring("no Succeeded CSV in namespace "+s.install.Namespace), ContainSubstring("reinstall it")))
+		Eventually(func(ctx context.Context) string { return undoPhase(ctx, u.Name) }).WithContext(ctx).Should(Equal("Blocked/" + cleanupv1alpha1.UndoReasonOperatorRunning))
+		Expect(meta.FindStatusCondition(undoStatus(ctx, u.Name).Conditions, cleanupv1alpha1.UndoConditionComplete).Message).To(And(
+			ContainSubstring("Deployment "+s.install.Namespace+"/"+operator.Name+" of CSV "+s.install.Namespace+"/"+s.install.CSVName+" has 1 replica"),
+			ContainSubstring("kubectl scale deployment -n "+s.install.Namespace+" "+operator.Name+" --replicas=0"), ContainSubstring("nothing was restored")))
 		Consistently(func(ctx context.Context) int { return restoresIn(ctx, "velero-undoobj") }).WithContext(ctx).WithTimeout(2 * time.Second).Should(BeZero())
 
-		By("reinstalled, Velero holding the Restore in progress: the Undo goes on by itself and says InProgress")
+		By("the operator scaled to zero, Velero holding the Restore in progress: the Undo goes on by itself and says InProgress")
 		v.endRestoresIn("")
-		s.reinstall(ctx)
+		scale(ctx, operator, 0)
 		Eventually(func(ctx context.Context) string { return undoPhase(ctx, u.Name) }).WithContext(ctx).WithTimeout(time.Minute).Should(Equal("InProgress/" + cleanupv1alpha1.UndoReasonRestoring))
 		restore := undoStatus(ctx, u.Name).Restore
 		Expect(restore).NotTo(BeEmpty())
@@ -124,7 +148,7 @@ func undoObjectSpecs() {
 		Expect(st.Backup).To(HavePrefix("velero-undoobj/"))
 		Expect(ownersOf(ctx, cm)).To(ConsistOf(HaveField("UID", BeEquivalentTo(uidOf(ctx, w1)))))
 		everyOwnerThere(ctx, cm)
-		undoEvents(ctx, u.Name, "UndoWaitingForReinstall", "UndoInProgress", "UndoCompleted")
+		undoEvents(ctx, u.Name, "UndoBlocked", "UndoInProgress", "UndoCompleted")
 
 		By("a second Undo of the same uninstall: nothing missing, no Restore; `csv-cleaner undo` through an Undo object says the same")
 		again := s.undoOf("undoobj-again", "velero-undoobj")

@@ -167,17 +167,27 @@ func (s *scenario) widget(ctx context.Context) *unstructured.Unstructured {
 // runCLI runs bin/csv-cleaner with args and returns its stdout and exit code.
 func runCLI(ctx context.Context, args ...string) (string, int) {
 	GinkgoHelper()
+	stdout, stderr, code := runCLIAll(ctx, args...)
+	if code != 0 {
+		GinkgoWriter.Println(stderr)
+	}
+	return stdout, code
+}
+
+// runCLIAll runs the csv-cleaner binary as runCLI does, and returns what
+// it printed on stdout and on stderr, and its exit code.
+func runCLIAll(ctx context.Context, args ...string) (string, string, int) {
+	GinkgoHelper()
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, planBinary(), append(args, "--kubeconfig", cp.Kubeconfig)...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		GinkgoWriter.Println(stderr.String())
-		return stdout.String(), exit.ExitCode()
+		return stdout.String(), stderr.String(), exit.ExitCode()
 	}
 	Expect(err).NotTo(HaveOccurred(), stderr.String())
-	return stdout.String(), 0
+	return stdout.String(), stderr.String(), 0
 }
 
 // downAPI registers an aggregated API, group/version, whose Service does
@@ -364,7 +374,7 @@ func unreadSpecs() {
 		By("undoing while the collectors cannot be read again: the row says so, nothing else is missing, no Restore is made, and it exits 4")
 		a.operand(ctx, 0, a.ns("a"), "w1") // back, as if the operator's reinstall had made it
 		col.strand(ctx, map[collectorKey]client.Object{{"otel-unr", "c2"}: nil})
-		out, code = runCLI(ctx, "undo", "-n", a.install.Namespace, a.install.CSVName, "--without-operator", "--velero-namespace", "velero-unread", "-o", "json")
+		out, code = runCLI(ctx, "undo", "-n", a.install.Namespace, a.install.CSVName, "--velero-namespace", "velero-unread", "-o", "json")
 		Expect(code).To(Equal(4), out)
 		var res undo.Result
 		Expect(json.Unmarshal([]byte(out), &res)).To(Succeed())

@@ -1,9 +1,11 @@
 package envtest_test
 
 import (
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -14,6 +16,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -71,7 +76,14 @@ type fakeVelero struct {
 	// copies are the objects each Backup took, whole, by resource (plural.group), namespace and name.
 	copies map[string]map[string]*unstructured.Unstructured
 	// restoreOutcome is the phase a Restore ends in; "" holds it InProgress.
+	// A Restore made while the storage location is not Available ends
+	// FailedValidation, as Velero's does, whatever it says.
 	restoreOutcome string
+	// restoreFailure is the failureReason of a Restore that ends Failed.
+	restoreFailure string
+	// downOnRestore and downOnBackup take the storage location down as the
+	// next Restore, or Backup, is made, before Velero validates it.
+	downOnRestore, downOnBackup bool
 }
 
 // startFakeVelero installs Velero's CRDs unless they are, and starts it in
@@ -115,11 +127,52 @@ func startFakeVelero(ctx context.Context, namespace, location string) *fakeVeler
 // setLocation sets the default BackupStorageLocation's phase.
 func (v *fakeVelero) setLocation(ctx context.Context, phase string) {
 	GinkgoHelper()
+	Expect(v.locationTo(ctx, "default", phase)).To(Succeed())
+}
+
+// locationTo sets the phase of the BackupStorageLocation called name, as
+// Velero's validation does.
+func (v *fakeVelero) locationTo(ctx context.Context, name, phase string) error {
 	bsl := &unstructured.Unstructured{}
 	bsl.SetGroupVersionKind(storageLocationGVK)
-	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: v.namespace, Name: "default"}, bsl)).To(Succeed())
-	Expect(unstructured.SetNestedField(bsl.Object, phase, "status", "phase")).To(Succeed())
-	Expect(k8s.Update(ctx, bsl)).To(Succeed()) // Velero's CRDs have no status subresource
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: v.namespace, Name: name}, bsl); err != nil {
+		return err
+	}
+	if err := unstructured.SetNestedField(bsl.Object, phase, "status", "phase"); err != nil {
+		return err
+	}
+	return k8s.Update(ctx, bsl) // Velero's CRDs have no status subresource
+}
+
+// addLocation creates another BackupStorageLocation, not the default one,
+// whose phase Velero's validation set to phase.
+func (v *fakeVelero) addLocation(ctx context.Context, name, phase string) {
+	GinkgoHelper()
+	bsl := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"provider": "aws", "objectStorage": map[string]any{"bucket": name}}}}
+	bsl.SetGroupVersionKind(storageLocationGVK)
+	bsl.SetNamespace(v.namespace)
+	bsl.SetName(name)
+	Expect(k8s.Create(ctx, bsl)).To(Succeed())
+	Expect(v.locationTo(ctx, name, phase)).To(Succeed())
+}
+
+// locationDownOnBackup takes the default storage location down as the
+// next Backup is made, before Velero validates it: csv-cleaner saw it
+// Available, and Velero refuses the Backup (FailedValidation).
+func (v *fakeVelero) locationDownOnBackup() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.downOnBackup = true
+}
+
+// locationDownOnRestore takes the default storage location down as the
+// next Restore is made, before Velero validates it: csv-cleaner saw it
+// Available, and Velero refuses the Restore (FailedValidation).
+func (v *fakeVelero) locationDownOnRestore() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.downOnRestore = true
 }
 
 // endIn makes the Backups end in phase from now on ("" holds them InProgress).
@@ -160,13 +213,25 @@ func (v *fakeVelero) pass(ctx context.Context) {
 		return
 	}
 	v.mu.Lock()
-	outcome, leaveOut := v.outcome, v.leaveOut
+	outcome, leaveOut, down := v.outcome, v.leaveOut, v.downOnBackup
 	v.mu.Unlock()
 	for i := range backups.Items {
 		b := &backups.Items[i]
 		phase, _, _ := unstructured.NestedString(b.Object, "status", "phase")
+		if phase == "" && down && v.locationTo(ctx, "default", "Unavailable") == nil {
+			v.mu.Lock()
+			v.downOnBackup, down = false, false
+			v.mu.Unlock()
+		}
 		switch {
 		case phase != "" && phase != "New" && phase != "InProgress":
+			continue
+		case phase == "" && !v.locationAvailable(ctx, b):
+			// Velero validates the location before it backs up anything.
+			location, _, _ := unstructured.NestedString(b.Object, "spec", "storageLocation")
+			_ = unstructured.SetNestedField(b.Object, decide.BackupPhaseFailedValidation, "status", "phase")
+			_ = unstructured.SetNestedStringSlice(b.Object, []string{fmt.Sprintf("backup can't be created because BackupStorageLocation %s is in Unavailable status.", cmp.Or(location, "default"))}, "status", "validationErrors")
+			_ = k8s.Update(ctx, b)
 			continue
 		case outcome == "":
 			if phase == "" {
@@ -324,10 +389,36 @@ func (v *fakeVelero) endRestoresIn(phase string) {
 	v.restoreOutcome = phase
 }
 
-// restores moves each new Restore on: it creates every object its resource
-// policy names from the Backup's copy, as Velero does (without its UID,
+// failRestores makes the Restores end Failed from now on, with reason as
+// their failureReason, as Velero's do when it cannot read the Backup.
+func (v *fakeVelero) failRestores(reason string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.restoreOutcome, v.restoreFailure = "Failed", "restore execution failed: "+reason
+}
+
+// locationAvailable reports whether the storage location of o (a Backup,
+// or a Restore's Backup) is Available, as Velero checks it first.
+func (v *fakeVelero) locationAvailable(ctx context.Context, o *unstructured.Unstructured) bool {
+	name, _, _ := unstructured.NestedString(o.Object, "spec", "storageLocation")
+	bsl := &unstructured.Unstructured{}
+	bsl.SetGroupVersionKind(storageLocationGVK)
+	if k8s.Get(ctx, client.ObjectKey{Namespace: v.namespace, Name: cmp.Or(name, "default")}, bsl) != nil {
+		return false
+	}
+	phase, _, _ := unstructured.NestedString(bsl.Object, "status", "phase")
+	return phase == "Available"
+}
+
+// restores moves each new Restore on, as Velero does: one made while the
+// Backup's storage location is not Available ends FailedValidation; else,
+// unless the spec holds it InProgress or fails it, it creates every object
+// its resource policy names from the Backup's copy (without its UID,
 // resourceVersion and ownerReferences, with Velero's two labels; one there
-// already is left as it is), and ends it as restoreOutcome says.
+// already is left as it is), and ends Completed, or PartiallyFailed with
+// the errors of the objects it could not create. A Restore of a custom
+// resource at a version its CRD does not serve never ends (Velero v1.18.3
+// waits on its informer's cache for good).
 func (v *fakeVelero) restores(ctx context.Context) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(restoreGVK.GroupVersion().WithKind("RestoreList"))
@@ -335,77 +426,159 @@ func (v *fakeVelero) restores(ctx context.Context) {
 		return
 	}
 	v.mu.Lock()
-	outcome := v.restoreOutcome
+	outcome, failure, down := v.restoreOutcome, v.restoreFailure, v.downOnRestore
 	v.mu.Unlock()
 	for i := range list.Items {
 		r := &list.Items[i]
-		if phase, _, _ := unstructured.NestedString(r.Object, "status", "phase"); phase != "" && phase != "InProgress" || outcome == "" {
+		phase, _, _ := unstructured.NestedString(r.Object, "status", "phase")
+		if phase != "" && phase != "InProgress" {
+			continue
+		}
+		if phase == "" && down {
+			if v.locationTo(ctx, "default", "Unavailable") != nil {
+				continue
+			}
+			v.mu.Lock()
+			v.downOnRestore, down = false, false
+			v.mu.Unlock()
+		}
+		backup, _, _ := unstructured.NestedString(r.Object, "spec", "backupName")
+		b := &unstructured.Unstructured{}
+		b.SetGroupVersionKind(backupGVK)
+		switch {
+		case phase == "" && (k8s.Get(ctx, client.ObjectKey{Namespace: v.namespace, Name: backup}, b) != nil || !v.locationAvailable(ctx, b)):
+			location, _, _ := unstructured.NestedString(b.Object, "spec", "storageLocation")
+			v.endRestore(ctx, r, "FailedValidation", func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedStringSlice(u.Object, []string{fmt.Sprintf("The BSL %s is unavailable, cannot retrieve the backup", cmp.Or(location, "default"))}, "status", "validationErrors")
+			})
+			continue
+		case outcome == "":
 			if phase == "" {
 				_ = unstructured.SetNestedField(r.Object, "InProgress", "status", "phase")
 				_ = k8s.Update(ctx, r)
 			}
 			continue
-		}
-		backup, _, _ := unstructured.NestedString(r.Object, "spec", "backupName")
-		policyName, _, _ := unstructured.NestedString(r.Object, "spec", "resourcePolicy", "name")
-		cm := &corev1.ConfigMap{}
-		var p veleroPolicy
-		if k8s.Get(ctx, client.ObjectKey{Namespace: v.namespace, Name: policyName}, cm) != nil || yaml.Unmarshal([]byte(cm.Data["policy"]), &p) != nil {
+		case outcome == "Failed":
+			v.endRestore(ctx, r, "Failed", func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(u.Object, failure, "status", "failureReason")
+			})
 			continue
 		}
-		v.mu.Lock()
-		copies := v.copies[backup]
-		v.mu.Unlock()
-		restored := int64(0)
-		put := func(key string) {
-			c, ok := copies[key]
-			if !ok {
-				return
-			}
-			u := &unstructured.Unstructured{Object: map[string]any{}}
-			for k, val := range c.Object {
-				if k != "status" && k != "metadata" {
-					u.Object[k] = val
-				}
-			}
-			u.SetAPIVersion(c.GetAPIVersion())
-			u.SetKind(c.GetKind())
-			u.SetNamespace(c.GetNamespace())
-			u.SetName(c.GetName())
-			u.SetAnnotations(c.GetAnnotations())
-			labels := c.GetLabels()
-			if labels == nil {
-				labels = map[string]string{}
-			}
-			labels["velero.io/backup-name"], labels["velero.io/restore-name"] = backup, r.GetName()
-			u.SetLabels(labels)
-			if err := k8s.Create(ctx, u); err == nil {
-				restored++
-			}
-		}
-		for _, e := range p.NamespacedFilterPolicies {
-			for _, ns := range e.Namespaces {
-				for _, f := range e.ResourceFilters {
-					for _, kind := range f.Kinds {
-						for _, name := range f.Names {
-							put(kind + "/" + ns + "/" + name)
-						}
+		v.restore(ctx, r, backup)
+	}
+}
+
+// restore restores what the Restore r's resource policy names from the
+// Backup's copy, and ends it (or, for a version not served, leaves it
+// InProgress for good).
+func (v *fakeVelero) restore(ctx context.Context, r *unstructured.Unstructured, backup string) {
+	policyName, _, _ := unstructured.NestedString(r.Object, "spec", "resourcePolicy", "name")
+	cm := &corev1.ConfigMap{}
+	var p veleroPolicy
+	if k8s.Get(ctx, client.ObjectKey{Namespace: v.namespace, Name: policyName}, cm) != nil || yaml.Unmarshal([]byte(cm.Data["policy"]), &p) != nil {
+		return
+	}
+	v.mu.Lock()
+	copies := v.copies[backup]
+	v.mu.Unlock()
+	var keys []string
+	for _, e := range p.NamespacedFilterPolicies {
+		for _, ns := range e.Namespaces {
+			for _, f := range e.ResourceFilters {
+				for _, kind := range f.Kinds {
+					for _, name := range f.Names {
+						keys = append(keys, kind+"/"+ns+"/"+name)
 					}
 				}
 			}
 		}
-		for _, f := range p.ClusterScopedFilterPolicy.ResourceFilters {
-			for _, kind := range f.Kinds {
-				for _, name := range f.Names {
-					put(kind + "//" + name)
-				}
+	}
+	for _, f := range p.ClusterScopedFilterPolicy.ResourceFilters {
+		for _, kind := range f.Kinds {
+			for _, name := range f.Names {
+				keys = append(keys, kind+"//"+name)
 			}
 		}
-		_ = unstructured.SetNestedField(r.Object, outcome, "status", "phase")
-		_ = unstructured.SetNestedField(r.Object, restored, "status", "progress", "itemsRestored")
-		_ = unstructured.SetNestedField(r.Object, restored, "status", "progress", "totalItems")
-		_ = k8s.Update(ctx, r)
 	}
+	for _, key := range keys {
+		if c, ok := copies[key]; ok && !servedNow(ctx, c) {
+			if phase, _, _ := unstructured.NestedString(r.Object, "status", "phase"); phase == "" {
+				_ = unstructured.SetNestedField(r.Object, "InProgress", "status", "phase")
+				_ = k8s.Update(ctx, r)
+			}
+			return // waiting on the informer of a version nobody serves, for good
+		}
+	}
+	restored, errs := int64(0), int64(0)
+	for _, key := range keys {
+		c, ok := copies[key]
+		if !ok {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		for k, val := range c.Object {
+			if k != "status" && k != "metadata" {
+				u.Object[k] = val
+			}
+		}
+		u.SetAPIVersion(c.GetAPIVersion())
+		u.SetKind(c.GetKind())
+		u.SetNamespace(c.GetNamespace())
+		u.SetName(c.GetName())
+		u.SetAnnotations(c.GetAnnotations())
+		labels := c.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels["velero.io/backup-name"], labels["velero.io/restore-name"] = backup, r.GetName()
+		u.SetLabels(labels)
+		switch err := k8s.Create(ctx, u); {
+		case err == nil:
+			restored++
+		case !apierrors.IsAlreadyExists(err):
+			errs++ // Velero counts it, and goes on with the rest
+		}
+	}
+	phase := "Completed"
+	if errs > 0 {
+		phase = "PartiallyFailed"
+	}
+	v.endRestore(ctx, r, phase, func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, restored, "status", "progress", "itemsRestored")
+		_ = unstructured.SetNestedField(u.Object, restored+errs, "status", "progress", "totalItems")
+		_ = unstructured.SetNestedField(u.Object, errs, "status", "errors")
+	})
+}
+
+// endRestore ends the Restore r in phase, with what set writes, and its
+// completionTimestamp but after a failed validation (Velero writes none then).
+func (v *fakeVelero) endRestore(ctx context.Context, r *unstructured.Unstructured, phase string, set func(*unstructured.Unstructured)) {
+	_ = unstructured.SetNestedField(r.Object, phase, "status", "phase")
+	if phase != "FailedValidation" {
+		_ = unstructured.SetNestedField(r.Object, time.Now().UTC().Format(time.RFC3339), "status", "completionTimestamp")
+	}
+	set(r)
+	_ = k8s.Update(ctx, r)
+}
+
+// servedNow reports whether the API server serves the object c's kind at
+// its version (a custom resource's CRD may no longer serve it).
+func servedNow(ctx context.Context, c *unstructured.Unstructured) bool {
+	gvk := c.GroupVersionKind()
+	if decide.BuiltInGroup(gvk.Group) {
+		return true
+	}
+	crds := &apiextensionsv1.CustomResourceDefinitionList{}
+	if k8s.List(ctx, crds) != nil {
+		return true
+	}
+	for _, crd := range crds.Items {
+		if crd.Spec.Group != gvk.Group || crd.Spec.Names.Kind != gvk.Kind {
+			continue
+		}
+		return slices.ContainsFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == gvk.Version && v.Served })
+	}
+	return false
 }
 
 // serveList serves a Backup's resource list, or its volumes' information

@@ -107,6 +107,16 @@ func TestRelink(t *testing.T) {
 			t.Errorf("links %+v", links)
 		}
 	})
+	t.Run("a restored owner's reference names the version it is served at now: an upgrade may have dropped the one the uninstall saw", func(t *testing.T) {
+		upgraded := map[decide.Held]Live{db: {UID: "db-now", APIVersion: "example.com/v2"}, secret: {UID: "secret-now"}}
+		links := Relink(RelinkInput{Origins: origins, Relink: []decide.Held{secret}, Now: upgraded, Present: teamThere})
+		if len(links) != 1 || len(links[0].Owners) != 1 || links[0].Owners[0].APIVersion != "example.com/v2" || links[0].Owners[0].UID != "db-now" {
+			t.Fatalf("links %+v, want the database at example.com/v2 by its new UID", links)
+		}
+		if l := linkOf(Relink(RelinkInput{Origins: origins, Relink: []decide.Held{secret}, Now: now, Present: teamThere}), secret); l.Owners[0].APIVersion != "example.com/v1" {
+			t.Errorf("with no version read now, the reference keeps its own: %+v", l.Owners)
+		}
+	})
 	t.Run("the owners an undo looks up are those it did not destroy, once each", func(t *testing.T) {
 		got := OwnersToLookUp(origins, []decide.Held{shared, secret, shared})
 		if len(got) != 1 || got[0].Ref.UID != "team-uid" || got[0].Namespace != "a" {

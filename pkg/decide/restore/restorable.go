@@ -6,13 +6,15 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // Excluded are the old install's cluster RBAC and webhook configurations:
-// the reinstall made its own, and an undo restores none of them.
+// the operator installed again makes its own, and an undo restores none
+// of them.
 var Excluded = []string{
 	"clusterroles.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io",
 	"validatingwebhookconfigurations.admissionregistration.k8s.io", "mutatingwebhookconfigurations.admissionregistration.k8s.io",
@@ -20,18 +22,18 @@ var Excluded = []string{
 
 // Restorable are the objects an undo restores of what an uninstall
 // deleted and the dependents destroyed with them: every one but the old
-// install's cluster RBAC and webhook configurations (Excluded), and its
-// CRDs only without the operator (a reinstalled operator brings its own);
-// the CRDs first, then what it deleted, then the dependents, each by
-// resource, namespace and name.
-func Restorable(deleted, dependents []decide.Held, withoutOperator bool) []decide.Held {
+// install's cluster RBAC and webhook configurations (Excluded: the
+// operator installed after the undo makes its own); the CRDs first (an
+// undo runs before the reinstall: it brings back the CRDs the uninstall
+// deleted, and finds the others present), then what it deleted, then the
+// dependents, each by resource, namespace and name.
+func Restorable(deleted, dependents []decide.Held) []decide.Held {
 	var out []decide.Held
 	rank := map[decide.Held]int{}
 	for i, group := range [][]decide.Held{deleted, dependents} {
 		for _, h := range group {
 			switch {
 			case slices.Contains(Excluded, h.ResourceOf()):
-			case h.Kind == "CustomResourceDefinition" && !withoutOperator:
 			case slices.Contains(out, h):
 			default:
 				out = append(out, h)
@@ -48,16 +50,20 @@ func Restorable(deleted, dependents []decide.Held, withoutOperator bool) []decid
 	return out
 }
 
-// Name names the Restore of missing from backup: the same for the same
-// objects, so that an undo interrupted and run again follows the Restore
-// it made rather than make a second; at most 63 characters, as Velero's
-// labels take it.
-func Name(backup string, missing []decide.Held) string {
+// Name names the Restore of missing from backup, attempt n (1 the first):
+// the same for the same objects and attempt, so that an undo interrupted
+// and run again follows the Restore it made rather than make a second; the
+// next attempt after a failed one ends in -n. At most 63 characters, as
+// Velero's labels take it.
+func Name(backup string, missing []decide.Held, attempt int) string {
 	h := sha256.New()
 	for _, m := range missing {
 		_, _ = fmt.Fprintf(h, "%s/%s/%s\n", m.ResourceOf(), m.Namespace, m.Name)
 	}
 	suffix := "-undo-" + hex.EncodeToString(h.Sum(nil))[:8]
+	if attempt > 1 {
+		suffix += "-" + strconv.Itoa(attempt)
+	}
 	if len(backup) > 63-len(suffix) {
 		backup = strings.TrimRight(backup[:63-len(suffix)], "-")
 	}

@@ -18,15 +18,11 @@ var (
 )
 
 // TestRestorable: an undo restores what the uninstall destroyed but the
-// old install's cluster RBAC and webhooks, and its CRDs only without the
-// operator, CRDs first.
+// old install's cluster RBAC and webhooks, CRDs first.
 func TestRestorable(t *testing.T) {
 	deleted, dependents := []decide.Held{widget, role, hook, crd}, []decide.Held{secret, claim, secret}
-	if got, want := Restorable(deleted, dependents, false), []decide.Held{widget, claim, secret}; !reflect.DeepEqual(got, want) {
-		t.Errorf("restorable with the operator = %v, want %v", got, want)
-	}
-	if got, want := Restorable(deleted, dependents, true), []decide.Held{crd, widget, claim, secret}; !reflect.DeepEqual(got, want) {
-		t.Errorf("restorable without the operator = %v, want %v", got, want)
+	if got, want := Restorable(deleted, dependents), []decide.Held{crd, widget, claim, secret}; !reflect.DeepEqual(got, want) {
+		t.Errorf("restorable = %v, want %v", got, want)
 	}
 }
 
@@ -42,14 +38,14 @@ func TestCustomResources(t *testing.T) {
 // again follows it), others another; a label value of at most 63.
 func TestRestoreName(t *testing.T) {
 	long := "csv-cleaner-" + strings.Repeat("x", 40) + "-0123456789-12"
-	a := Name(long, []decide.Held{widget, secret})
+	a := Name(long, []decide.Held{widget, secret}, 1)
 	if len(a) > 63 || !strings.Contains(a, "-undo-") {
 		t.Errorf("restoreName = %q (%d characters)", a, len(a))
 	}
-	if b := Name(long, []decide.Held{widget, secret}); a != b {
+	if b := Name(long, []decide.Held{widget, secret}, 1); a != b {
 		t.Errorf("restoreName of the same objects = %q, then %q", a, b)
 	}
-	if b := Name(long, []decide.Held{widget}); a == b {
+	if b := Name(long, []decide.Held{widget}, 1); a == b {
 		t.Errorf("restoreName of other objects = %q, the same", b)
 	}
 }

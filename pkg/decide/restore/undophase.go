@@ -8,10 +8,14 @@ import (
 
 // UndoStep is what one step of an undo found (pkg/undo.Step), in neutral terms.
 type UndoStep struct {
-	// NotReinstalled says what to reinstall; NoBackup, why no verified
-	// Backup of the uninstall was found; InvalidSelection, why the
-	// selection cannot be made. Each is "" when it does not hold.
-	NotReinstalled, NoBackup, InvalidSelection string
+	// OperatorRunning says which operator runs beside the undo; NoBackup,
+	// why no verified Backup of the uninstall was found; InvalidSelection,
+	// why the selection cannot be made. Each is "" when it does not hold.
+	OperatorRunning, NoBackup, InvalidSelection string
+	// Blocked says why the undo cannot go on now (Velero's storage location
+	// is not Available, or its Restore failed) and what to do;
+	// BlockedReason is the Undo's reason for it. It goes on by itself.
+	Blocked, BlockedReason string
 	// UnderWay: the Restore has not ended.
 	UnderWay bool
 	// Objects counts what the undo restores; NotBack, those not back as
@@ -28,17 +32,20 @@ type UndoVerdict struct {
 
 // JudgeUndo says where an undo stands after a step. Nothing found to
 // restore from, and a selection that names nothing the uninstall destroyed,
-// end it (Failed: nothing was restored); an operator not installed again
-// makes it wait; a Restore under way, restore; else it ended, Completed
-// when everything is back.
+// end it (Failed: nothing was restored); the operator running, Velero's
+// storage unavailable or a failed Restore block it until they no longer
+// hold; a Restore under way, restore; else it ended, Completed when
+// everything is back.
 func JudgeUndo(s UndoStep) UndoVerdict {
 	switch {
 	case s.NoBackup != "":
 		return UndoVerdict{cleanupv1alpha1.UndoFailed, cleanupv1alpha1.UndoReasonNoBackup, s.NoBackup + "; nothing was restored"}
 	case s.InvalidSelection != "":
 		return UndoVerdict{cleanupv1alpha1.UndoFailed, cleanupv1alpha1.UndoReasonInvalidSelection, s.InvalidSelection + "; nothing was restored: create another Undo"}
-	case s.NotReinstalled != "":
-		return UndoVerdict{cleanupv1alpha1.UndoWaitingForReinstall, cleanupv1alpha1.UndoReasonWaitingForReinstall, s.NotReinstalled}
+	case s.OperatorRunning != "":
+		return UndoVerdict{cleanupv1alpha1.UndoBlocked, cleanupv1alpha1.UndoReasonOperatorRunning, s.OperatorRunning}
+	case s.Blocked != "":
+		return UndoVerdict{cleanupv1alpha1.UndoBlocked, s.BlockedReason, s.Blocked}
 	case s.UnderWay:
 		return UndoVerdict{cleanupv1alpha1.UndoInProgress, cleanupv1alpha1.UndoReasonRestoring, "Velero's Restore is under way (status.restore)"}
 	case s.NotBack > 0:

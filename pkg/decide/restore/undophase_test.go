@@ -13,9 +13,13 @@ func TestJudgeUndo(t *testing.T) {
 		phase  cleanupv1alpha1.UndoPhase
 		reason string
 	}{
-		{"no backup ends it, whatever else holds", UndoStep{NoBackup: "no verified backup", NotReinstalled: "x", UnderWay: true}, cleanupv1alpha1.UndoFailed, cleanupv1alpha1.UndoReasonNoBackup},
-		{"a selection that names nothing ends it", UndoStep{InvalidSelection: "--only names nothing", NotReinstalled: "x"}, cleanupv1alpha1.UndoFailed, cleanupv1alpha1.UndoReasonInvalidSelection},
-		{"an operator not back makes it wait", UndoStep{NotReinstalled: "reinstall it", Objects: 3}, cleanupv1alpha1.UndoWaitingForReinstall, cleanupv1alpha1.UndoReasonWaitingForReinstall},
+		{"no backup ends it, whatever else holds", UndoStep{NoBackup: "no verified backup", OperatorRunning: "x", UnderWay: true}, cleanupv1alpha1.UndoFailed, cleanupv1alpha1.UndoReasonNoBackup},
+		{"a selection that names nothing ends it", UndoStep{InvalidSelection: "--only names nothing", OperatorRunning: "x"}, cleanupv1alpha1.UndoFailed, cleanupv1alpha1.UndoReasonInvalidSelection},
+		{"the operator running blocks it", UndoStep{OperatorRunning: "Deployment ops/op has 1 replica", Objects: 3}, cleanupv1alpha1.UndoBlocked, cleanupv1alpha1.UndoReasonOperatorRunning},
+		{"storage unavailable blocks it, with its reason", UndoStep{Blocked: "Velero's location is Unavailable", BlockedReason: cleanupv1alpha1.UndoReasonStorageUnavailable},
+			cleanupv1alpha1.UndoBlocked, cleanupv1alpha1.UndoReasonStorageUnavailable},
+		{"a failed Restore blocks it until the next attempt", UndoStep{Blocked: "Restore x ended FailedValidation", BlockedReason: cleanupv1alpha1.UndoReasonRestoreFailed, Objects: 3, NotBack: 3},
+			cleanupv1alpha1.UndoBlocked, cleanupv1alpha1.UndoReasonRestoreFailed},
 		{"a Restore under way", UndoStep{UnderWay: true, Objects: 3, NotBack: 3}, cleanupv1alpha1.UndoInProgress, cleanupv1alpha1.UndoReasonRestoring},
 		{"something not back ends it partly failed", UndoStep{Objects: 3, NotBack: 1}, cleanupv1alpha1.UndoPartiallyFailed, cleanupv1alpha1.UndoReasonNotBack},
 		{"everything back", UndoStep{Objects: 3}, cleanupv1alpha1.UndoCompleted, cleanupv1alpha1.UndoReasonCompleted},

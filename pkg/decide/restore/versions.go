@@ -22,9 +22,10 @@ type UnservedInput struct {
 // Unserved decides which kinds of Missing an undo cannot restore: a custom
 // resource the Backup holds at a version its CRD no longer serves, which a
 // Velero Restore would wait on for good (docs/backup.md, "Versions"). It
-// returns why, by kind (Kind.group); a kind whose CRD the same Restore
-// brings back, a kind of Kubernetes' own, and one whose version is not
-// known are not judged.
+// returns why, by kind (Kind.group); and a custom resource whose CRD is
+// not there and that the same Restore does not bring back (Velero would
+// fail it). A kind of Kubernetes' own, and one whose version is not known,
+// are not judged.
 func Unserved(in UnservedInput) map[string]string {
 	restoredCRDs := map[string]bool{}
 	for _, h := range in.Missing {
@@ -37,10 +38,15 @@ func Unserved(in UnservedInput) map[string]string {
 		key := h.KindKey()
 		version, known := in.Versions[key]
 		served, crd := in.Served[key]
-		if !known || decide.BuiltInGroup(h.Group) || restoredCRDs[h.Resource+"."+h.Group] || !crd || slices.Contains(served, version) {
+		if !known || decide.BuiltInGroup(h.Group) || restoredCRDs[h.Resource+"."+h.Group] || crd && slices.Contains(served, version) {
 			continue
 		}
 		if _, said := out[key]; said {
+			continue
+		}
+		if !crd {
+			out[key] = fmt.Sprintf("no CRD serves %s, and the Backup does not hold its CRD %s.%s (the uninstall kept it, and it was deleted since): install the operator's CRDs again without running it (its Deployment scaled to zero), then undo again",
+				key, h.Resource, h.Group)
 			continue
 		}
 		out[key] = fmt.Sprintf("the Backup holds %s at version %s, which its CRD no longer serves (it serves %s): a Velero Restore of it would wait for good; serve %s again in the CRD (spec.versions, with a conversion that works) for the undo, or restore it by hand",
