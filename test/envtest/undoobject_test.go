@@ -217,13 +217,24 @@ func undoEvents(ctx context.Context, name string, reasons ...string) {
 }
 
 // applyUndoRights applies manifests/velero/undo.yaml, as an admin does for
-// Undos, removed after the spec.
+// Undos, removed after the spec. kube-controller-manager's
+// clusterrole-aggregation controller writes an aggregating ClusterRole with
+// a forced server-side apply, which makes it again when it had the role
+// queued as an earlier spec deleted it: such a leftover is deleted first.
 func applyUndoRights(ctx context.Context) {
 	GinkgoHelper()
 	objs, err := fixtures.ShippedUndoObjects()
 	Expect(err).NotTo(HaveOccurred())
 	for _, o := range objs {
-		Expect(k8s.Create(ctx, o)).To(Succeed())
+		shipped := o.DeepCopyObject().(client.Object)
+		Eventually(func(ctx context.Context) error {
+			o = shipped.DeepCopyObject().(client.Object)
+			err := k8s.Create(ctx, o)
+			if apierrors.IsAlreadyExists(err) {
+				_ = k8s.Delete(ctx, o)
+			}
+			return err
+		}).WithContext(ctx).Should(Succeed(), "%s %s", o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
 		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, o))).To(Succeed()) })
 	}
 }
