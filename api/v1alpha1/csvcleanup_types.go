@@ -220,6 +220,16 @@ type BackupStatus struct {
 	// one failed or came out incomplete; the message says what it waits for.
 	// +optional
 	RetryTime *metav1.Time `json:"retryTime,omitempty"`
+	// lastFailure is what Velero said of the last Backup of this uninstall
+	// that failed or came out incomplete (its errors' count, the first
+	// ones, what to change), kept while the next attempt runs.
+	// +optional
+	LastFailure string `json:"lastFailure,omitempty"`
+	// expected says how long Velero's Backup is expected to take: its
+	// claims' CSI snapshots at the item-block workers its server runs, as
+	// measured (docs/performance.md); empty when they are not known.
+	// +optional
+	Expected string `json:"expected,omitempty"`
 	// namespaces are the namespaces whose operands the Backup holds ("*":
 	// every namespace). An operand in another namespace, once the target
 	// namespaces widened, is kept (NotInBackup).

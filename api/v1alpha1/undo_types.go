@@ -175,6 +175,11 @@ type UndoStatus struct {
 	ItemsRestored int64 `json:"itemsRestored,omitempty"`
 	// +optional
 	TotalItems int64 `json:"totalItems,omitempty"`
+	// binding counts the claims the Restore made, once it ended, that are
+	// still being made from their snapshots (Pending, their VolumeSnapshot
+	// as their data source); the undo waits for them.
+	// +optional
+	Binding int32 `json:"binding,omitempty"`
 	// objects counts what the undo restores; restored, present, missing and
 	// unread, where each of them was left; ownersLinked, the objects linked
 	// to their owners again.

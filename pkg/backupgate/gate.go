@@ -41,6 +41,8 @@ type backupTool interface {
 	ResourceList(ctx context.Context, b *velero.Backup, now time.Time) (map[string][]string, bool, error)
 	VolumeBackups(ctx context.Context, b *velero.Backup, now time.Time) ([]decide.VolumeBackup, bool, error)
 	KeepDestroyed(ctx context.Context, b *velero.Backup, owner decide.Owner, d *destroyed.Record) error
+	Failure(ctx context.Context, b *velero.Backup, now time.Time) (decide.BackupFailure, bool, error)
+	Workers(ctx context.Context) (int, bool, error)
 }
 
 // Gate is the backup gate of one pass of an uninstall: what it reads and
@@ -144,14 +146,14 @@ func (g *Gate) gate(ctx context.Context, tool backupTool, namespace string) (boo
 	now := time.Now()
 	switch {
 	case gate.Problem != nil:
-		return false, g.backupFailed(st, backup, gate.Problem)
+		return false, g.backupFailed(st, backup, g.whyFailed(ctx, tool, backup, gate.Problem))
 	case gate.Wait:
 		// The message names the phase, not the items so far: it changes,
 		// and the record is written, when the phase does, not at every
 		// look. The list's URL is asked for only once the Backup is
 		// Completed (pkg/velero's request says why).
-		g.waitOnBackup(fmt.Sprintf("Waiting for Velero's Backup %s/%s (%s) before anything is deleted", namespace, name, decide.BackupPhaseOrNew(backup.Phase)),
-			now.Sub(backup.Created))
+		g.waitOnBackup(decide.WaitingOnBackup(decide.BackupWait{Namespace: namespace, Name: name, Phase: backup.Phase, Attempt: attempt,
+			Expected: st.Expected, LastFailure: st.LastFailure}), now.Sub(backup.Created))
 		return false, nil
 	}
 	held, ready, err := g.backupHolds(ctx, tool, backup, now)
@@ -201,6 +203,7 @@ func (g *Gate) backupFailed(st *cleanupv1alpha1.BackupStatus, backup *velero.Bac
 	now := time.Now()
 	attempt := max(st.Attempt, 1)
 	at, p := decide.RetryBackup(decide.FailedBackup{Problem: problem, Attempt: attempt, Next: g.backupName(attempt + 1), Created: backup.Created, Seen: now})
+	st.LastFailure = problem.Message
 	st.RetryTime = &metav1.Time{Time: at}
 	g.h.Wait("", at.Sub(now))
 	return p

@@ -40,7 +40,7 @@ func (g *Gate) makeBackup(ctx context.Context, tool backupTool, namespace, name 
 		return false, err
 	}
 	volumes := scan.volumes
-	content := decide.BackupScopeOfKinds(kinds.Kinds(), kinds.Targets(), others, decide.WithVolumes(dependents.Helds(readable(scan.found)), volumes))
+	content := decide.BackupScopeOfKinds(kinds.Kinds(), kinds.Targets(), others, dependents.Helds(readable(scan.found)))
 	if content.Empty() {
 		g.openWithoutBackup(namespace, "", attempt, nil)
 		return true, nil
@@ -66,9 +66,14 @@ func (g *Gate) makeBackup(ctx context.Context, tool backupTool, namespace, name 
 	}
 	st := g.noteBackup(namespace, name, attempt, "", 0)
 	st.Namespaces = content.WholeIn
+	if workers, known, err := tool.Workers(ctx); err != nil || !known {
+		log.V(1).Info("Velero's item-block workers are not known: the Backup's time is not foreseen", "error", err)
+	} else {
+		st.Expected = decide.ExpectedNote(decide.Snapshots(volumes), workers)
+	}
 	g.h.Event(corev1.EventTypeNormal, "BackupCreated", "Backup", "Created Velero's Backup %s/%s of %s; nothing is deleted before it is complete and holds every object the uninstall destroys",
 		namespace, name, describeContent(content))
-	g.waitOnBackup(fmt.Sprintf("Waiting for Velero's Backup %s/%s (New) before anything is deleted", namespace, name), 0)
+	g.waitOnBackup(decide.WaitingOnBackup(decide.BackupWait{Namespace: namespace, Name: name, Attempt: attempt, Expected: st.Expected, LastFailure: st.LastFailure}), 0)
 
 	listed := time.Now()
 	p, err := g.plannedUninstall(ctx)

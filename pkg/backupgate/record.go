@@ -15,7 +15,7 @@ func (g *Gate) noteBackup(namespace, name string, attempt int32, phase string, i
 	if st == nil || st.Name != name || st.Namespace != namespace {
 		st = &cleanupv1alpha1.BackupStatus{Tool: cleanupv1alpha1.BackupToolVelero, Namespace: namespace, Name: name, Attempt: attempt}
 		if old := g.h.Status().Backup; old != nil && old.Namespace == namespace {
-			st.Namespaces = old.Namespaces
+			st.Namespaces, st.LastFailure, st.Expected = old.Namespaces, old.LastFailure, old.Expected
 		}
 		g.h.Status().Backup = st
 	}

@@ -3,6 +3,7 @@ package cleanup
 import (
 	"context"
 	"fmt"
+	"unicode/utf8"
 
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -84,9 +85,27 @@ func (s retryingSink) Patch(ctx context.Context, old *eventsv1.Event, data []byt
 	return out, err
 }
 
-// Event sends an Event regarding obj.
+// maxNote is the longest note the API server takes in an Event
+// (events.k8s.io/v1 validation: 1 KB).
+const maxNote = 1024
+
+// Event sends an Event regarding obj, its note cut to what the API server
+// takes (the record's message carries the whole text).
 func (e *Engine) Event(regarding client.Object, eventType, reason, action, note string, args ...any) {
 	if e.Recorder != nil {
-		e.Recorder.Eventf(regarding, nil, eventType, reason, action, note, args...)
+		e.Recorder.Eventf(regarding, nil, eventType, reason, action, "%s", cutNote(fmt.Sprintf(note, args...)))
 	}
+}
+
+// cutNote cuts a note to maxNote bytes, on a character's boundary.
+func cutNote(note string) string {
+	if len(note) <= maxNote {
+		return note
+	}
+	const more = "…"
+	cut := maxNote - len(more)
+	for cut > 0 && !utf8.RuneStart(note[cut]) {
+		cut--
+	}
+	return note[:cut] + more
 }

@@ -15,18 +15,6 @@ func ScanSkip(kinds []CRDScope) func(resource string) bool {
 	return func(resource string) bool { return skip[resource] }
 }
 
-// WithVolumes are the dependents a backup must hold (held), and the
-// PersistentVolumes of the claims whose data it snapshots (Velero takes a
-// claim's volume with it).
-func WithVolumes(held []Held, volumes []Volume) []Held {
-	for _, v := range volumes {
-		if v.Snapshot {
-			held = append(held, Held{Kind: "PersistentVolume", Resource: "persistentvolumes", Name: v.VolumeName})
-		}
-	}
-	return held
-}
-
 // BackupPhaseOrNew is a Backup's phase, New before Velero has set one.
 func BackupPhaseOrNew(phase string) string {
 	if phase == "" {

@@ -37,6 +37,9 @@ type BackupForeseen struct {
 	Resources  []string `json:"resources,omitempty"`
 	// Phase is the Backup's, when it exists already.
 	Phase string `json:"phase,omitempty"`
+	// Expected says how long Velero's Backup is expected to take, where
+	// its item-block workers are known (decide.ExpectedNote).
+	Expected string `json:"expected,omitempty"`
 	// Reason and Message say what would block the gate ("" when nothing would).
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message"`
@@ -122,10 +125,13 @@ func (d *DryRun) foreseeBackup(ctx context.Context, c client.Client, ids []rbac.
 		return nil
 	}
 	v := velero.Client{Live: c, Namespace: b.settings.Velero.Namespace}
-	content := decide.BackupScopeOfKinds(d.kinds, d.targets, deletions, decide.WithVolumes(dependents.Helds(d.dependentNodes), d.Volumes))
+	content := decide.BackupScopeOfKinds(d.kinds, d.targets, deletions, dependents.Helds(d.dependentNodes))
 	step.Namespace, step.Namespaces, step.Resources = v.Namespace, content.Namespaces, content.Resources()
 	step.Name = decide.BackupName(b.kind, b.subject.GetNamespace(), b.subject.GetName(), b.subject.GetUID(), 1)
 	step.Message = fmt.Sprintf("a Velero Backup of the %d objects to delete, the %d the garbage collector deletes with them and %d volumes' snapshots is made and verified before the first delete", len(deletions), step.Dependents, step.Volumes)
+	if workers, known, err := v.Workers(ctx); err == nil && known {
+		step.Expected = decide.ExpectedNote(step.Volumes, workers)
+	}
 	if d.dependentsProblem != nil {
 		block(d.dependentsProblem)
 	}

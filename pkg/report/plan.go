@@ -23,6 +23,9 @@ func PlanTable(w io.Writer, d *dryrun.DryRun) error {
 		if len(b.Resources) > 0 {
 			t.printf("\t%d objects, %d dependents, %d volumes' snapshots; namespaces %s; resources %s\n", b.Planned, b.Dependents, b.Volumes, namespaceList(b.Namespaces), strings.Join(b.Resources, ","))
 		}
+		if b.Expected != "" {
+			t.printf("\t%s\n", b.Expected)
+		}
 	}
 	for _, n := range d.Notes {
 		t.printf("\nNote:\t%s\n", n)

@@ -57,6 +57,9 @@ func UndoLine(u *cleanupv1alpha1.Undo) string {
 	if st.Restore != "" {
 		line += fmt.Sprintf(", Restore %s%s: %s, %d of %d items restored", st.Restore, attemptOf(int(st.Attempt)), cmp.Or(st.RestorePhase, "New"), st.ItemsRestored, st.TotalItems)
 	}
+	if st.Binding > 0 && st.Phase == cleanupv1alpha1.UndoInProgress {
+		line += fmt.Sprintf("; %d restored claims being bound to volumes made from their snapshots", st.Binding)
+	}
 	if cond != nil && cond.Reason == cleanupv1alpha1.UndoReasonRetrying {
 		line += ": " + cond.Message
 	}

@@ -36,6 +36,9 @@ func TestProgressLines(t *testing.T) {
 			Phase: cleanupv1alpha1.UndoInProgress, Restore: "r1", RestorePhase: "InProgress", ItemsRestored: 2, TotalItems: 4,
 			Conditions: []metav1.Condition{{Type: cleanupv1alpha1.UndoConditionComplete, Reason: cleanupv1alpha1.UndoReasonRetrying, Message: "Velero is down"}}}}),
 			[]string{"Undo u1: InProgress, Restore r1: InProgress, 2 of 4 items restored: Velero is down"}},
+		{"an Undo waiting for claims made from their snapshots", UndoLine(&cleanupv1alpha1.Undo{ObjectMeta: metav1.ObjectMeta{Name: "u1"}, Status: cleanupv1alpha1.UndoStatus{
+			Phase: cleanupv1alpha1.UndoInProgress, Restore: "r1", RestorePhase: "Completed", ItemsRestored: 4, TotalItems: 4, Binding: 15}}),
+			[]string{"Undo u1: InProgress, Restore r1: Completed, 4 of 4 items restored; 15 restored claims being bound to volumes made from their snapshots"}},
 		{"a stalled Undo", UndoStalled(&cleanupv1alpha1.Undo{ObjectMeta: metav1.ObjectMeta{Name: "u1"}}, time.Minute),
 			[]string{"Undo u1: New for 1m0s with no change", "kubectl describe undo u1"}},
 	} {

@@ -53,8 +53,11 @@ type Options struct {
 // how far its Restore is.
 type Result struct {
 	report.Undo
-	// UnderWay: the Restore has not ended; Step again once it has.
+	// UnderWay: the Restore has not ended, or Binding of the claims it
+	// restored are still being made from their snapshots (restore.Binding,
+	// up to restore.ClaimBindWait after it ended); Step again.
 	UnderWay bool
+	Binding  int
 	// Progress is the Restore as last read, nil before it was.
 	Progress *velero.Restore
 	velero   velero.Client
@@ -79,8 +82,15 @@ func (e *BlockedError) Error() string { return e.Message }
 // nothing was restored then.
 func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	res, err := Step(ctx, c, o)
+	said := 0
 	for err == nil && res.UnderWay {
-		if _, err = follow(ctx, res.velero, res.Restore, o); err != nil {
+		if res.Binding > 0 {
+			// The Restore ended: its claims are being made from their snapshots.
+			err = waitBinding(ctx, res, o, &said)
+		} else {
+			_, err = follow(ctx, res.velero, res.Restore, o)
+		}
+		if err != nil {
 			return res, err
 		}
 		o.Restore = res.Restore
@@ -136,6 +146,12 @@ func Step(ctx context.Context, c client.Client, o Options) (*Result, error) {
 			after.Link = &l
 		}
 		res.Rows[i] = restore.Settle(row, after)
+		if res.Rows[i].State == restore.StateRestored && restore.Binding(after.Claim, after.Snapshot) {
+			res.Binding++
+		}
+	}
+	if res.Binding > 0 && res.Progress != nil && time.Since(res.Progress.Completed) < restore.ClaimBindWait {
+		res.UnderWay = true
 	}
 	return res, nil
 }
@@ -301,6 +317,22 @@ func selected(d *destroyed.Record, o Options) ([]decide.Held, error) {
 		return nil, &SelectionError{err}
 	}
 	return out, nil
+}
+
+// waitBinding says how many restored claims are still being made from their
+// snapshots (when that changed since it last said, *said), and waits a
+// poll before the next step looks again.
+func waitBinding(ctx context.Context, res *Result, o Options, said *int) error {
+	if o.Progress != nil && res.Binding != *said {
+		*said = res.Binding
+		_, _ = fmt.Fprintf(o.Progress, "Velero's Restore %s ended; %d restored claims are being bound to volumes made from their snapshots\n", res.Restore, res.Binding)
+	}
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for %d restored claims to be bound: %w (run the undo again to follow them)", res.Binding, ctx.Err())
+	case <-time.After(cmp.Or(o.Poll, time.Second)):
+		return nil
+	}
 }
 
 // follow reads the Restore until it ends, saying so to o.Progress each

@@ -170,7 +170,7 @@ func stepOf(res *undo.Result, err error) (restore.UndoStep, time.Time, error) {
 		return s, retryAt, err
 	}
 	if res != nil {
-		s.UnderWay, s.Objects, s.NotBack = res.UnderWay, len(res.Rows), res.Missing()
+		s.UnderWay, s.Binding, s.Objects, s.NotBack = res.UnderWay, res.Binding, len(res.Rows), res.Missing()
 	}
 	return s, retryAt, nil
 }

@@ -64,6 +64,7 @@ func record(u *cleanupv1alpha1.Undo, res *undo.Result, v restore.UndoVerdict) {
 	if p := res.Progress; p != nil {
 		st.ItemsRestored, st.TotalItems = p.Restored, p.Total
 	}
+	st.Binding = int32(res.Binding)
 	if res.UnderWay || v.Phase == cleanupv1alpha1.UndoBlocked {
 		return // the rows are where things stood before the Restore
 	}

@@ -41,6 +41,11 @@ type Backup struct {
 	Created time.Time
 	// StorageLocation is spec.storageLocation (Velero sets the default's name).
 	StorageLocation string
+	// Errors, FailureReason and ValidationErrors are what its status says
+	// of a Backup that failed.
+	Errors           int64
+	FailureReason    string
+	ValidationErrors []string
 }
 
 // labelsOf are the labels of the Backups (and what they own) made for
@@ -69,6 +74,9 @@ func (c Client) Backup(ctx context.Context, name string) (*Backup, error) {
 	b.Phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
 	b.Items, _, _ = unstructured.NestedInt64(u.Object, "status", "progress", "itemsBackedUp")
 	b.StorageLocation, _, _ = unstructured.NestedString(u.Object, "spec", "storageLocation")
+	b.Errors, _, _ = unstructured.NestedInt64(u.Object, "status", "errors")
+	b.FailureReason, _, _ = unstructured.NestedString(u.Object, "status", "failureReason")
+	b.ValidationErrors, _, _ = unstructured.NestedStringSlice(u.Object, "status", "validationErrors")
 	return b, nil
 }
 

@@ -1,6 +1,7 @@
 package velero
 
 import (
+	"cmp"
 	"compress/gzip"
 	"context"
 	"crypto/tls"
@@ -37,15 +38,14 @@ const (
 const (
 	targetResourceList = "BackupResourceList"
 	targetVolumeInfos  = "BackupVolumeInfos"
+	targetContents     = "BackupContents"
+	targetResults      = "BackupResults"
 )
 
 // requestName names the DownloadRequest of a Backup's target in the slot of now.
 func requestName(backup, target string, now time.Time) string {
-	suffix := "-list-"
-	if target == targetVolumeInfos {
-		suffix = "-volumes-"
-	}
-	return backup + suffix + strconv.FormatInt(now.Unix()/int64(downloadSlot/time.Second), 36)
+	suffix := map[string]string{targetVolumeInfos: "-volumes-", targetContents: "-contents-", targetResults: "-results-"}[target]
+	return backup + cmp.Or(suffix, "-list-") + strconv.FormatInt(now.Unix()/int64(downloadSlot/time.Second), 36)
 }
 
 // listRequestName names the DownloadRequest of a Backup's resource list in
@@ -91,15 +91,17 @@ type volumeInfo struct {
 	Skipped      bool   `json:"skipped"`
 }
 
-// VolumeBackups reads what a completed Backup holds of each volume (its
-// BackupVolumeInfos, gzipped JSON), as the resource list is read. A Backup
-// whose storage holds no such file (made by a Velero before v1.13) holds
-// no volume.
+// VolumeBackups reads what a completed Backup holds of each volume: its
+// BackupVolumeInfos (gzipped JSON, read as the resource list is; a Backup
+// made by a Velero before v1.13 has none), and the CSI snapshots its
+// contents hold (CSISnapshots), which are the proof for the claims whose
+// PersistentVolume the Backup leaves out: Velero's volume information has
+// no entry for those.
 func (c Client) VolumeBackups(ctx context.Context, b *Backup, now time.Time) ([]decide.VolumeBackup, bool, error) {
 	var infos []volumeInfo
 	ready, err := c.fetch(ctx, b, targetVolumeInfos, now, &infos)
 	if errors.Is(err, errNotStored) {
-		return nil, true, nil
+		infos, ready, err = nil, true, nil
 	}
 	if !ready || err != nil {
 		return nil, ready, err
@@ -108,12 +110,24 @@ func (c Client) VolumeBackups(ctx context.Context, b *Backup, now time.Time) ([]
 	for _, i := range infos {
 		out = append(out, decide.VolumeBackup{Namespace: i.PVCNamespace, Claim: i.PVCName, Method: i.BackupMethod, Result: i.Result, Skipped: i.Skipped})
 	}
-	return out, true, nil
+	snapshots, ready, err := c.CSISnapshots(ctx, b, now)
+	if !ready || err != nil {
+		return nil, ready, err
+	}
+	return append(out, snapshots...), true, nil
 }
 
 // fetch reads the Backup's target into into: the URL of the DownloadRequest
 // of this slot (asked for when there is none), then its gzipped JSON.
 func (c Client) fetch(ctx context.Context, b *Backup, target string, now time.Time, into any) (ready bool, _ error) {
+	return c.fetchWith(ctx, b, target, now, func(ctx context.Context, hc *http.Client, url string) error {
+		return download(ctx, hc, url, into)
+	})
+}
+
+// fetchWith reads the Backup's target with read, once Velero has given
+// the URL of the DownloadRequest of this slot (asked for when there is none).
+func (c Client) fetchWith(ctx context.Context, b *Backup, target string, now time.Time, read func(context.Context, *http.Client, string) error) (ready bool, _ error) {
 	dr := &unstructured.Unstructured{}
 	dr.SetGroupVersionKind(downloadRequestKind)
 	err := c.Live.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: requestName(b.Name, target, now)}, dr)
@@ -132,7 +146,7 @@ func (c Client) fetch(ctx context.Context, b *Backup, target string, now time.Ti
 	if err != nil {
 		return false, err
 	}
-	if err := download(ctx, hc, url, into); err != nil {
+	if err := read(ctx, hc, url); err != nil {
 		return false, fmt.Errorf("downloading the %s of Velero's Backup %s: %w", target, b.Name, err)
 	}
 	return true, nil
@@ -171,6 +185,20 @@ var errNotStored = errors.New("the storage holds no such file")
 
 // download reads gzipped JSON, served without a Content-Encoding, into into.
 func download(ctx context.Context, hc *http.Client, url string, into any) error {
+	return open(ctx, hc, url, func(r io.Reader) error {
+		dec := json.NewDecoder(io.LimitReader(r, maxResourceList+1))
+		if err := dec.Decode(into); err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return fmt.Errorf("larger than %d bytes, or cut short: %w", maxResourceList, err)
+			}
+			return fmt.Errorf("reading it: %w", err)
+		}
+		return nil
+	})
+}
+
+// open reads a gzipped file, served without a Content-Encoding, with read.
+func open(ctx context.Context, hc *http.Client, url string, read func(io.Reader) error) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
@@ -191,12 +219,5 @@ func download(ctx context.Context, hc *http.Client, url string, into any) error 
 	if err != nil {
 		return fmt.Errorf("not gzip: %w", err)
 	}
-	dec := json.NewDecoder(io.LimitReader(z, maxResourceList+1))
-	if err := dec.Decode(into); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return fmt.Errorf("larger than %d bytes, or cut short: %w", maxResourceList, err)
-		}
-		return fmt.Errorf("reading it: %w", err)
-	}
-	return nil
+	return read(z)
 }

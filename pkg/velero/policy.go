@@ -45,10 +45,18 @@ type resourceFilter struct {
 	Names []string `json:"names,omitempty"`
 }
 
+// persistentVolumes is the resource a Backup leaves out unless it names one.
+const persistentVolumes = "persistentvolumes"
+
 // BackupPolicy is the resource policy of a Backup of content, held by the
 // ConfigMap name in Velero's namespace: in each namespace the whole kinds
 // and the objects named, cluster-wide the named cluster-scoped objects (the
-// whole cluster-scoped kinds are not refined). It returns the YAML of the
+// whole cluster-scoped kinds are not refined). PersistentVolumes are left
+// out unless content names one: Velero takes each claim's PV as an item of
+// its claim, and v1.18.3 records it in a map without a lock from every
+// item-block worker (fatal error: concurrent map writes, docs/backup.md);
+// its CSI restore makes a claim's volume from the claim's VolumeSnapshot
+// and needs no PV object. It returns the YAML of the
 // ConfigMap's one key and the Backup's includedNamespaces, or an error
 // when the policy does not fit in a ConfigMap.
 func BackupPolicy(c decide.BackupContent, namespace, name string) (string, []string, error) {
@@ -112,6 +120,9 @@ func BackupPolicy(c decide.BackupContent, namespace, name string) (string, []str
 	}
 	slices.Sort(ie.IncludedClusterScopedResources)
 	slices.Sort(ie.IncludedNamespaceScopedResources)
+	if len(cluster[persistentVolumes]) == 0 {
+		ie.ExcludedClusterScopedResources = []string{persistentVolumes}
+	}
 	if len(ie.IncludedNamespaceScopedResources) == 0 {
 		onlyItself(&p, namespace, name)
 		namespacesIn = []string{namespace}

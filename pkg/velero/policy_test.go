@@ -32,6 +32,9 @@ func TestBackupPolicy(t *testing.T) {
 	role := decide.Held{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole", Resource: "clusterroles", Name: "op"}
 	pv := decide.Held{Kind: "PersistentVolume", Resource: "persistentvolumes", Name: "pv-1"}
 	widgets := decide.WholeKind{Resource: "widgets.example.com", Namespaced: true}
+	// A Backup names no PersistentVolume of a claim it snapshots: Velero
+	// would take it as an item of its claim, from every worker at once.
+	noPVs := []string{"persistentvolumes"}
 	tests := []struct {
 		name           string
 		content        decide.BackupContent
@@ -39,7 +42,7 @@ func TestBackupPolicy(t *testing.T) {
 		want           policy
 	}{
 		{
-			name: "target namespaces, dependents by name",
+			name: "target namespaces, dependents by name; a PersistentVolume named as a dependent is kept, not excluded",
 			content: decide.BackupContent{Namespaces: []string{"a", "b"}, WholeIn: []string{"a", "b"}, Whole: []decide.WholeKind{widgets},
 				Named: []decide.Held{role, pv, pvc("a", "data"), secret("a", "s1"), secret("a", "s2")}},
 			wantNamespaces: []string{"a", "b"},
@@ -61,7 +64,7 @@ func TestBackupPolicy(t *testing.T) {
 				Named: []decide.Held{role}},
 			wantNamespaces: []string{decide.EveryNamespace},
 			want: policy{Version: "v1",
-				IncludeExcludePolicy: &includeExclude{IncludedClusterScopedResources: []string{"clusterroles.rbac.authorization.k8s.io"}, IncludedNamespaceScopedResources: []string{"widgets.example.com"}},
+				IncludeExcludePolicy: &includeExclude{IncludedClusterScopedResources: []string{"clusterroles.rbac.authorization.k8s.io"}, ExcludedClusterScopedResources: noPVs, IncludedNamespaceScopedResources: []string{"widgets.example.com"}},
 				ClusterScoped:        &clusterScopedFilter{ResourceFilters: []resourceFilter{{Kinds: []string{"clusterroles.rbac.authorization.k8s.io"}, Names: []string{"op"}}}}},
 		},
 		{
@@ -70,18 +73,29 @@ func TestBackupPolicy(t *testing.T) {
 				Named: []decide.Held{secret("c", "s1")}, Existing: []string{"a", "c"}},
 			wantNamespaces: []string{"a", "c"},
 			want: policy{Version: "v1",
-				IncludeExcludePolicy: &includeExclude{IncludedNamespaceScopedResources: []string{"secrets", "widgets.example.com"}},
+				IncludeExcludePolicy: &includeExclude{ExcludedClusterScopedResources: noPVs, IncludedNamespaceScopedResources: []string{"secrets", "widgets.example.com"}},
 				Namespaced: []namespacedFilter{
 					{Namespaces: []string{"a"}, ResourceFilters: []resourceFilter{{Kinds: []string{"widgets.example.com"}}}},
 					{Namespaces: []string{"c"}, ResourceFilters: []resourceFilter{{Kinds: []string{"widgets.example.com"}}, {Kinds: []string{"secrets"}, Names: []string{"s1"}}}},
 				}},
 		},
 		{
+			name: "a claim whose volume is snapshotted: its PersistentVolume excluded, never taken as the claim's item",
+			content: decide.BackupContent{Namespaces: []string{"a"}, WholeIn: []string{"a"}, Whole: []decide.WholeKind{widgets},
+				Named: []decide.Held{pvc("a", "data")}},
+			wantNamespaces: []string{"a"},
+			want: policy{Version: "v1",
+				IncludeExcludePolicy: &includeExclude{ExcludedClusterScopedResources: noPVs,
+					IncludedNamespaceScopedResources: []string{"persistentvolumeclaims", "widgets.example.com"}},
+				Namespaced: []namespacedFilter{{Namespaces: []string{"a"}, ResourceFilters: []resourceFilter{{Kinds: []string{"widgets.example.com"}},
+					{Kinds: []string{"persistentvolumeclaims"}, Names: []string{"data"}}}}}},
+		},
+		{
 			name:           "nothing namespaced: Velero's namespace with the policy alone, not every namespace",
 			content:        decide.BackupContent{Whole: []decide.WholeKind{{Resource: "clusters.example.com"}}, Named: []decide.Held{role}},
 			wantNamespaces: []string{"velero"},
 			want: policy{Version: "v1",
-				IncludeExcludePolicy: &includeExclude{IncludedClusterScopedResources: []string{"clusterroles.rbac.authorization.k8s.io", "clusters.example.com"},
+				IncludeExcludePolicy: &includeExclude{IncludedClusterScopedResources: []string{"clusterroles.rbac.authorization.k8s.io", "clusters.example.com"}, ExcludedClusterScopedResources: noPVs,
 					IncludedNamespaceScopedResources: []string{"configmaps"}},
 				Namespaced: []namespacedFilter{{Namespaces: []string{"velero"}, ResourceFilters: []resourceFilter{{Kinds: []string{"configmaps"}, Names: []string{"b1"}}}}},
 				ClusterScoped: &clusterScopedFilter{ResourceFilters: []resourceFilter{

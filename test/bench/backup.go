@@ -138,23 +138,29 @@ func (e *Env) gatedUninstall(ctx context.Context, w *extensionWorkload) (uninsta
 }
 
 // veleroWait is how long the harness waits for one of Velero's Backups or
-// Restores: with its single item-block worker, 1,000 claims take one CSI
+// Restores: with a single item-block worker, 1,000 claims take one CSI
 // snapshot after another.
 const veleroWait = 45 * time.Minute
 
 // veleroBackupOf makes a Backup of resources (plural.group) in namespaces,
 // as a person does with `velero backup create`, and times it from its
 // creation to Completed. notSet, when set, leaves out the objects labelled
-// as that set (setLabel).
-func (e *Env) veleroBackupOf(ctx context.Context, name string, namespaces, of []string, notSet string) (time.Duration, error) {
-	var resources, included []any
+// as that set (setLabel); excluded are left out even as another item's.
+func (e *Env) veleroBackupOf(ctx context.Context, name string, namespaces, of []string, notSet string, excluded ...string) (time.Duration, error) {
+	var resources, included, left []any
 	for _, r := range of {
 		resources = append(resources, r)
 	}
 	for _, ns := range namespaces {
 		included = append(included, ns)
 	}
+	for _, r := range excluded {
+		left = append(left, r)
+	}
 	spec := map[string]any{"includedResources": resources, "includedNamespaces": included}
+	if len(left) > 0 {
+		spec["excludedResources"] = left
+	}
 	if notSet != "" {
 		spec["labelSelector"] = map[string]any{"matchExpressions": []any{
 			map[string]any{"key": setLabel, "operator": "NotIn", "values": []any{notSet}}}}

@@ -106,14 +106,28 @@ func TestBench(t *testing.T) {
 		report.Backup = &b
 	}
 
-	if scale.Undoable > 0 && only("undo") {
-		u, err := e.MeasureUndoable(ctx, scale.Undoable)
-		if err != nil {
-			t.Fatalf("undoable uninstall, %d resources with a Secret, a ConfigMap and a claim each: %v", scale.Undoable, err)
+	veleroWorkers := scale.VeleroWorkers
+	if len(veleroWorkers) == 0 {
+		veleroWorkers = []int{0} // the harness's count
+	}
+	for i, workers := range veleroWorkers {
+		if scale.Undoable == 0 || !only("undo") {
+			break
 		}
-		t.Logf("Undoable uninstall of %d resources, each with a Secret, a ConfigMap and a claim: uninstall %s, per-object floor %s, its own Backup %s (%d items, %d volumes): ratio %.2f; a Backup of the same by hand %s; undo %s (%d objects restored, %d linked to their owners again), Velero's own Restore %s: ratio %.2f; the second uninstall of the restored install %s (its Backup %s): ratio to the first %.2f",
-			u.Operands, u.Uninstall, u.Floor, u.Gate, u.Items, u.Volumes, u.Ratio(), u.Velero, u.Undo, u.Restored, u.Linked, u.Restore, u.UndoRatio(), u.Second, u.SecondGate, u.SecondRatio())
+		u, err := e.MeasureUndoable(ctx, scale.Undoable, workers, i > 0)
+		if err != nil {
+			t.Fatalf("undoable uninstall, %d resources with a Secret, a ConfigMap and a claim each, Velero at %d item-block workers: %v", scale.Undoable, workers, err)
+		}
+		if i > 0 {
+			t.Logf("Side by side, the same uninstall of %d resources with Velero at %d item-block workers: uninstall %s, per-object floor %s, its own Backup %s (%d items, %d volumes): ratio %.2f",
+				u.Operands, u.Workers, u.Uninstall, u.Floor, u.Gate, u.Items, u.Volumes, u.Ratio())
+			report.UndoableAt = append(report.UndoableAt, u)
+			continue
+		}
+		t.Logf("Undoable uninstall of %d resources, each with a Secret, a ConfigMap and a claim, Velero at %d item-block workers: uninstall %s, per-object floor %s, its own Backup %s (%d items, %d volumes): ratio %.2f; a Backup of the same by hand %s; undo %s (%d objects restored, %d linked to their owners again), Velero's own Restore %s: ratio %.2f; the second uninstall of the restored install %s (its Backup %s): ratio to the first %.2f",
+			u.Operands, u.Workers, u.Uninstall, u.Floor, u.Gate, u.Items, u.Volumes, u.Ratio(), u.Velero, u.Undo, u.Restored, u.Linked, u.Restore, u.UndoRatio(), u.Second, u.SecondGate, u.SecondRatio())
 		report.Undoable = &u
+		report.UndoableAt = append(report.UndoableAt, u)
 	}
 
 	if scale.OutageOperands > 0 && only("outage") {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -40,6 +41,9 @@ type Report struct {
 	Backup *Backup `json:",omitempty"`
 	// Undoable is the gate's cost with dependents and volumes, and the undo's, with real Velero and the CSI stack.
 	Undoable *Undoable `json:",omitempty"`
+	// UndoableAt is the undoable uninstall at each of Velero's worker
+	// counts measured, side by side (Undoable is the first).
+	UndoableAt []Undoable `json:",omitempty"`
 }
 
 func defaultQPS() [2]float64 { return [2]float64{cleanup.DefaultQPS, cleanup.DefaultBurst} }
@@ -112,6 +116,18 @@ func (r Report) Figures() [][2]any {
 			[2]any{"second_uninstall_ratio_" + size(u.Operands), round(u.SecondRatio(), 2)},
 			[2]any{"second_uninstall_seconds_" + size(u.Operands), round(u.Second.Seconds(), 2)},
 			[2]any{"second_uninstall_backup_seconds_" + size(u.Operands), round(u.SecondGate.Seconds(), 2)},
+			[2]any{"undoable_velero_workers_" + size(u.Operands), u.Workers},
+		)
+	}
+	for _, u := range r.UndoableAt {
+		// Each worker count measured side by side: the uninstall, its
+		// Backup and the floor (the first count measures the rest too).
+		at := size(u.Operands) + "_w" + strconv.Itoa(u.Workers)
+		out = append(out,
+			[2]any{"undoable_uninstall_seconds_" + at, round(u.Uninstall.Seconds(), 2)},
+			[2]any{"undoable_backup_seconds_" + at, round(u.Gate.Seconds(), 2)},
+			[2]any{"undoable_floor_seconds_" + at, round(u.Floor.Seconds(), 2)},
+			[2]any{"undoable_gate_ratio_" + at, round(u.Ratio(), 2)},
 		)
 	}
 	if x := r.Exact; x != nil {

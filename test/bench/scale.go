@@ -41,6 +41,11 @@ type Scale struct {
 	// Undoable is the size of the uninstall under a policy's backup whose
 	// operands own a Secret and a claim each, and of its undo.
 	Undoable int
+	// VeleroWorkers are the item-block worker counts of Velero the
+	// undoable uninstall is measured at, side by side, the first the one
+	// its figures are quoted for (BENCH_VELERO_WORKERS; the harness's
+	// VELERO_ITEM_BLOCK_WORKERS, 8, by default).
+	VeleroWorkers []int
 	// Exact is how many objects the namespace of the Exact LIST's cost holds.
 	Exact int
 	// OutageOperands are uninstalled with every request refused for OutageDown.
@@ -62,7 +67,8 @@ var Small = Scale{Name: "small", Operands: []int{1000}, ThroughputRuns: 2, Resum
 
 // ScaleFromEnv is Full when BENCH_SCALE=full, else Small. BENCH_OPERANDS
 // and BENCH_STARTUP (comma-separated) override the throughput and the
-// first-start sizes, BENCH_UNDOABLE the undoable uninstall's, to explore one.
+// first-start sizes, BENCH_UNDOABLE the undoable uninstall's, to explore one,
+// and BENCH_VELERO_WORKERS Velero's item-block workers for it (e.g. 8,1).
 func ScaleFromEnv() (Scale, error) {
 	s := Small
 	if os.Getenv("BENCH_SCALE") == "full" {
@@ -84,6 +90,15 @@ func ScaleFromEnv() (Scale, error) {
 			return s, fmt.Errorf("BENCH_UNDOABLE=%q: %w", v, err)
 		}
 		s.Undoable = n
+	}
+	if v := os.Getenv("BENCH_VELERO_WORKERS"); v != "" {
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return s, fmt.Errorf("BENCH_VELERO_WORKERS=%q: want counts of workers, 1 or more, comma-separated", v)
+			}
+			s.VeleroWorkers = append(s.VeleroWorkers, n)
+		}
 	}
 	if v := os.Getenv("BENCH_STARTUP"); v != "" {
 		s.Startup = nil

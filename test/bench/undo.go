@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +27,8 @@ import (
 // collector deletes with them and data: the gate against its two parts,
 // and the undo against Velero's own Restore of the same Backup.
 type Undoable struct {
+	// Workers is Velero's item-block worker count.
+	Workers int
 	// Operands each own a Secret, a ConfigMap and a PersistentVolumeClaim
 	// of the CSI stack (a snapshot each).
 	Operands int
@@ -64,10 +65,20 @@ func (u Undoable) SecondRatio() float64 { return u.Second.Seconds() / u.Uninstal
 // a Secret and a claim each, with real Velero taking CSI snapshots, against
 // the floor; then `csv-cleaner undo` of it, and Velero's own Restore of the
 // same Backup. docs/benchmarks.md says how.
-func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
-	res := Undoable{Operands: n}
-	id := fmt.Sprintf("undoable%d", n)
-	cleaner, err := e.StartCleaner(ctx, "csv-cleaner-undoable-"+strconv.Itoa(n))
+//
+// Velero runs workers item-block workers (0: the harness's count). With
+// gateOnly, only the gated uninstall and the floor are measured (the same
+// uninstall at another worker count, side by side with the full run).
+func (e *Env) MeasureUndoable(ctx context.Context, n, workers int, gateOnly bool) (Undoable, error) {
+	if workers == 0 {
+		var err error
+		if workers, err = cluster.VeleroWorkers(); err != nil {
+			return Undoable{}, err
+		}
+	}
+	res := Undoable{Operands: n, Workers: workers}
+	id := fmt.Sprintf("undoable%dw%d", n, workers)
+	cleaner, err := e.StartCleaner(ctx, "csv-cleaner-"+id)
 	if err != nil {
 		return res, err
 	}
@@ -94,7 +105,7 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 		return res, err
 	}
 	defer func() { _ = csi.Stop() }()
-	velero, err := kc.StartVeleroCSI(ctx)
+	velero, err := kc.StartVeleroCSIWorkers(ctx, workers)
 	if err != nil {
 		return res, err
 	}
@@ -120,10 +131,14 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 	}
 
 	// Velero's own Backup of the same objects as the uninstall's: the
-	// floor's dependents, in the same namespaces, left out by their label.
-	if res.Velero, err = e.veleroBackupOf(ctx, "reference-"+id, []string{decide.EveryNamespace},
-		append(resourcesOf(w.ext.CRDs), "secrets", "configmaps", "persistentvolumeclaims", "persistentvolumes"), id+"-floor"); err != nil {
-		return res, err
+	// floor's dependents, in the same namespaces, left out by their label,
+	// and the claims' PersistentVolumes left out as csv-cleaner's Backup
+	// leaves them (Velero's workers would record them at once).
+	if !gateOnly {
+		if res.Velero, err = e.veleroBackupOf(ctx, "reference-"+id, []string{decide.EveryNamespace},
+			append(resourcesOf(w.ext.CRDs), "secrets", "configmaps", "persistentvolumeclaims"), id+"-floor", "persistentvolumes"); err != nil {
+			return res, err
+		}
 	}
 	if res.Floor, err = e.perObjectFloor(ctx, w.floor); err != nil {
 		return res, err
@@ -140,6 +155,15 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 	}
 	res.Items, res.Volumes = rec.Status.Backup.Items, rec.Status.Backup.Volumes
 	backup := rec.Status.Backup.Name
+	if gateOnly {
+		if err := e.allGone(ctx, owners); err != nil {
+			return res, err
+		}
+		if err := velero.Healthy(); err != nil {
+			return res, fmt.Errorf("velero at %d item-block workers: %w", workers, err)
+		}
+		return res, e.removeExtensionWorkload(ctx, w)
+	}
 
 	if err := e.allGone(ctx, owners); err != nil {
 		return res, err
@@ -182,11 +206,14 @@ func (e *Env) MeasureUndoable(ctx context.Context, n int) (Undoable, error) {
 	if err := e.allGone(ctx, owners); err != nil {
 		return res, fmt.Errorf("after the second uninstall: %w", err)
 	}
+	if err := velero.Healthy(); err != nil {
+		return res, fmt.Errorf("velero at %d item-block workers: %w", workers, err)
+	}
 
 	if err := e.deleteAll(ctx, owners); err != nil {
 		return res, err
 	}
-	if res.Restore, err = e.veleroRestore(ctx, backup); err != nil {
+	if res.Restore, err = e.veleroRestore(ctx, backup, n); err != nil {
 		return res, err
 	}
 	if err := e.deleteAll(ctx, owners); err != nil {
@@ -409,8 +436,9 @@ func resourcesOf(set []fixtures.CRD) []string {
 
 // veleroRestore restores everything the Backup holds but the cluster
 // RBAC and webhook configurations (Velero's own Restore, as `velero restore
-// create --from-backup` does), and times it from its creation to Completed.
-func (e *Env) veleroRestore(ctx context.Context, backup string) (time.Duration, error) {
+// create --from-backup` does), and times it from its creation to Completed
+// with its claims bound, what the undo checks before it ends.
+func (e *Env) veleroRestore(ctx context.Context, backup string, claims int) (time.Duration, error) {
 	excluded := make([]any, len(restore.Excluded))
 	for i, r := range restore.Excluded {
 		excluded[i] = r
@@ -433,9 +461,37 @@ func (e *Env) veleroRestore(ctx context.Context, backup string) (time.Duration, 
 	}); err != nil {
 		return 0, fmt.Errorf("waiting for Velero's Restore %s: %w", r.GetName(), err)
 	}
-	took := time.Since(start)
 	if phase != "Completed" {
-		return took, fmt.Errorf("velero's Restore %s is %s (see velero.log)", r.GetName(), phase)
+		return time.Since(start), fmt.Errorf("velero's Restore %s is %s (see velero.log)", r.GetName(), phase)
 	}
-	return took, nil
+	// What a person checks next: every claim bound to its volume again.
+	// Velero's Restore waits for it only for the claims whose
+	// PersistentVolume the Backup holds; the undo waits for all.
+	if err := e.restoredClaimsBound(ctx, backup, claims); err != nil {
+		return time.Since(start), err
+	}
+	return time.Since(start), nil
+}
+
+// restoredClaimsBound waits until the claims restored from backup (Velero's
+// label velero.io/backup-name) are n and all bound.
+func (e *Env) restoredClaimsBound(ctx context.Context, backup string, n int) error {
+	var bound, seen int
+	err := controlplane.WaitFor(ctx, veleroWait, 50*time.Millisecond, func(ctx context.Context) (bool, error) {
+		list := &corev1.PersistentVolumeClaimList{}
+		if err := e.Client.List(ctx, list, client.MatchingLabels{"velero.io/backup-name": backup}); err != nil {
+			return false, err
+		}
+		bound, seen = 0, len(list.Items)
+		for _, pvc := range list.Items {
+			if pvc.Status.Phase == corev1.ClaimBound {
+				bound++
+			}
+		}
+		return seen >= n && bound == seen, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the %d claims Velero restored from %s to be bound (%d of %d seen bound): %w", n, backup, bound, seen, err)
+	}
+	return nil
 }

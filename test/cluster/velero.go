@@ -14,6 +14,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -57,23 +58,90 @@ type Velero struct {
 	carried []net.Listener
 	// csi: Velero takes CSI snapshots of the claims it backs up.
 	csi bool
+	// workers is Velero's --item-block-worker-count.
+	workers int
+}
+
+// VeleroWorkersEnv sets how many item-block workers the harness's Velero
+// runs (default DefaultVeleroWorkers): what csv-cleaner's Backups are
+// tested with, as manifests/velero and docs/backup.md recommend.
+const VeleroWorkersEnv = "VELERO_ITEM_BLOCK_WORKERS"
+
+// DefaultVeleroWorkers is the harness's item-block worker count: csv-cleaner's
+// Backups leave the PersistentVolumes out, which Velero v1.18.3's workers
+// record in a map without a lock (docs/backup.md).
+const DefaultVeleroWorkers = 8
+
+// The harness's Velero client rate limit, which its plugins take too:
+// manifests/velero/server-settings.json recommends the same.
+const (
+	VeleroClientQPS   = 500
+	VeleroClientBurst = 1000
+)
+
+// VeleroWorkers is the item-block worker count VeleroWorkersEnv sets, else
+// DefaultVeleroWorkers; an unreadable value is an error.
+func VeleroWorkers() (int, error) {
+	s := os.Getenv(VeleroWorkersEnv)
+	if s == "" {
+		return DefaultVeleroWorkers, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s=%q: want a count of workers, 1 or more", VeleroWorkersEnv, s)
+	}
+	return n, nil
+}
+
+// Workers is the item-block worker count this Velero runs.
+func (v *Velero) Workers() int { return v.workers }
+
+// Healthy says whether Velero's server still runs the process the harness
+// started, with no fatal error in its log (Go's runtime writes "fatal
+// error:" when it dies of, among others, concurrent map writes).
+func (v *Velero) Healthy() error {
+	if v.server.Exited() {
+		return fmt.Errorf("velero's server exited; its log: %s", filepath.Join(v.c.LogDir, "velero.log"))
+	}
+	log, err := os.ReadFile(filepath.Join(v.c.LogDir, "velero.log"))
+	if err != nil {
+		return err
+	}
+	if i := strings.Index(string(log), "fatal error:"); i >= 0 {
+		return fmt.Errorf("velero's log has a fatal error: %s", strings.SplitN(string(log[i:]), "\n", 2)[0])
+	}
+	return nil
 }
 
 // StartVelero installs Velero's CRDs, its namespace, a
 // BackupStorageLocation on the S3 server and the Deployment velero/velero
 // its restores read their image from (replicas 0), starts the S3 server
 // and Velero's server, and waits for the location to be Available.
-func (c *Cluster) StartVelero(ctx context.Context) (*Velero, error) { return c.startVelero(ctx, false) }
+func (c *Cluster) StartVelero(ctx context.Context) (*Velero, error) {
+	return c.startVelero(ctx, false, 0)
+}
 
 // StartVeleroCSI is StartVelero with Velero's CSI snapshots on
 // (--features=EnableCSI, still needed in v1.18, and the snapshot handle
 // polled every second: CSI_SNAPSHOT_EARLY_FREQUENT_POLLING), for a cluster
 // whose CSI stack runs (StartCSI).
 func (c *Cluster) StartVeleroCSI(ctx context.Context) (*Velero, error) {
-	return c.startVelero(ctx, true)
+	return c.startVelero(ctx, true, 0)
 }
 
-func (c *Cluster) startVelero(ctx context.Context, csi bool) (*Velero, error) {
+// StartVeleroCSIWorkers is StartVeleroCSI with workers item-block workers
+// (0: VeleroWorkers), for a benchmark that compares counts.
+func (c *Cluster) StartVeleroCSIWorkers(ctx context.Context, workers int) (*Velero, error) {
+	return c.startVelero(ctx, true, workers)
+}
+
+func (c *Cluster) startVelero(ctx context.Context, csi bool, workers int) (*Velero, error) {
+	if workers == 0 {
+		var err error
+		if workers, err = VeleroWorkers(); err != nil {
+			return nil, err
+		}
+	}
 	for _, b := range []string{"velero", "velero-plugin-for-aws", "versitygw"} {
 		if _, err := os.Stat(filepath.Join(c.BinDir, b)); err != nil {
 			return nil, fmt.Errorf("%s is missing from %s: run 'make backup-tools' first: %w", b, c.BinDir, err)
@@ -83,7 +151,7 @@ func (c *Cluster) startVelero(ctx context.Context, csi bool) (*Velero, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &Velero{c: c, dir: dir, csi: csi}
+	v := &Velero{c: c, dir: dir, csi: csi, workers: workers}
 	for _, d := range []string{filepath.Join("s3", s3Bucket), "plugins", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, err
@@ -154,9 +222,12 @@ func (v *Velero) startServer(credentials string) error {
 		"server", "--kubeconfig="+v.c.Kubeconfig, "--namespace="+VeleroNamespace,
 		"--plugin-dir="+filepath.Join(v.dir, "plugins"),
 		"--metrics-address=127.0.0.1:"+strconv.Itoa(metrics), "--profiler-address=",
-		// Velero's default of one item-block worker: more crash v1.18.3
-		// (velero-io/velero#9659; docs/performance.md).
-		"--client-qps=500", "--client-burst=1000")
+		// Parallel item-block workers: csv-cleaner's Backups leave the PVs
+		// out, which v1.18.3's workers would record at once (docs/backup.md).
+		// Its plugins take the client QPS and burst from these flags: a CSI
+		// snapshot's first poll waits at most 10 s on their rate limiter.
+		"--item-block-worker-count="+strconv.Itoa(v.workers),
+		"--client-qps="+strconv.Itoa(VeleroClientQPS), "--client-burst="+strconv.Itoa(VeleroClientBurst))
 	env := []string{"TMPDIR=" + filepath.Join(v.dir, "tmp"), "AWS_SHARED_CREDENTIALS_FILE=" + credentials}
 	if v.csi {
 		args = append(args, "--features=EnableCSI")
@@ -201,13 +272,27 @@ func (v *Velero) install(ctx context.Context) error {
 		return fmt.Errorf("creating Velero's BackupStorageLocation: %w", err)
 	}
 	labels := map[string]string{"component": "velero"}
+	// It carries the server's arguments, as `velero install`'s does:
+	// csv-cleaner reads the item-block workers there.
+	server := corev1.Container{Name: "velero", Image: "velero/velero:v1.18.3",
+		Args: []string{"server", "--item-block-worker-count=" + strconv.Itoa(v.workers)}}
 	placeholder := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: VeleroNamespace, Name: "velero"},
 		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(0)), Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "velero", Image: "velero/velero:v1.18.3"}}}}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{server}}}},
 	}
-	return client.IgnoreAlreadyExists(v.c.Client.Create(ctx, placeholder))
+	err = v.c.Client.Create(ctx, placeholder)
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	// An earlier Velero's, of another worker count.
+	existing := &appsv1.Deployment{}
+	if err := v.c.Client.Get(ctx, client.ObjectKeyFromObject(placeholder), existing); err != nil {
+		return err
+	}
+	existing.Spec.Template.Spec.Containers = []corev1.Container{server}
+	return v.c.Client.Update(ctx, existing)
 }
 
 // StartStorage starts the S3 server (again, after StopStorage).

@@ -109,11 +109,7 @@ func startVelero(ctx context.Context) *cluster.Velero {
 }
 
 var _ = Describe("An undoable uninstall, with real Velero", func() {
-	BeforeEach(func() {
-		if !kc.Local() {
-			Skip("the harness runs its own Velero beside the local cluster")
-		}
-	})
+	BeforeEach(skipUnlessLocalVelero)
 
 	It("backs up the operands, what the garbage collector deletes with them and their volumes' data, verified before the first delete; reinstalled, csv-cleaner undo brings back exactly that, data and all", func(ctx SpecContext) {
 		in := newInstall(backupRoundTrip)

@@ -30,6 +30,14 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
+// skipUnlessLocalVelero skips a spec that needs the harness's own Velero,
+// which runs only beside the local cluster.
+func skipUnlessLocalVelero() {
+	if !kc.Local() {
+		Skip("the harness runs its own Velero beside the local cluster")
+	}
+}
+
 // startCSI starts the CSI stack for the rest of the spec.
 func startCSI(ctx context.Context) *cluster.CSI {
 	GinkgoHelper()

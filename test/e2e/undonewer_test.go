@@ -119,11 +119,7 @@ func widgetAt(ctx context.Context, in *install, version, ns, name string) *unstr
 }
 
 var _ = Describe("An undo of one operand, into a newer operator, with real Velero", func() {
-	BeforeEach(func() {
-		if !kc.Local() {
-			Skip("the harness runs its own Velero beside the local cluster")
-		}
-	})
+	BeforeEach(skipUnlessLocalVelero)
 
 	It("brings back one operand with what it owned, a StatefulSet's claim included, into an operator that stores v2 and still serves v1; the rest once it serves v2 alone: no Restore of what cannot come back, exit 4 saying why", func(ctx SpecContext) {
 		in := newInstall(backupNewer)

@@ -20,11 +20,7 @@ import (
 var undoOperator = samplePackage("undo-operator")
 
 var _ = Describe("An undo and an operator that finds its children by their ownerReferences, with real OLM and Velero", func() {
-	BeforeEach(func() {
-		if !kc.Local() {
-			Skip("the harness runs its own Velero beside the local cluster")
-		}
-	})
+	BeforeEach(skipUnlessLocalVelero)
 
 	It("undone before the operator is installed again, then installed: the operator finds each restored widget's Secret linked to it, with its data, and makes no second one", func(ctx SpecContext) {
 		in := newInstall(undoOperator)

@@ -154,18 +154,31 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		s := newScenario("bkfail")
 		s.createPolicy(ctx, backupTo("velero-fail"))
 		v := startFakeVelero(ctx, "velero-fail", "Available")
-		v.endIn(decide.BackupPhasePartiallyFailed)
+		// Velero v1.18.3's item errors with 8 item-block workers at its default client QPS.
+		rate := "name: /velero-data-7x4kq error: /failed to get volumesnapshot " + s.ns("a") + "/velero-data-7x4kq: client rate limiter Wait returned an error: rate: Wait(n=1) would exceed context deadline"
+		v.failBackups(rate, "name: /velero-logs-2b9sd error: /failed to get volumesnapshot", "third", "fourth")
 		s.installWithOperand(ctx)
 		name := s.backupName(ctx)
 		s.deleteCSV(ctx)
 		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedBackupFailed)
 		rec := s.record(ctx)
 		Expect(rec.Status.Message).To(And(ContainSubstring("Velero's Backup "+name+" is PartiallyFailed"), ContainSubstring("csv-cleaner makes a new Backup, "+name+"-2, at ")))
-		Expect(rec.Status.Backup).To(HaveValue(And(HaveField("Phase", decide.BackupPhasePartiallyFailed), HaveField("Verified", false), HaveField("RetryTime", Not(BeNil())))))
+		By("saying at once why it failed: the count, the first errors, what to change, in the record and an Event")
+		why := And(ContainSubstring("Velero's Backup "+name+" is PartiallyFailed; 4 errors, the first 3: "+rate+" | name: /velero-logs-2b9sd"),
+			ContainSubstring("| third;"), Not(ContainSubstring("fourth")), ContainSubstring("--client-qps"), ContainSubstring("--item-block-worker-count"))
+		Expect(rec.Status.Message).To(why)
+		Expect(rec.Status.Backup).To(HaveValue(And(HaveField("Phase", decide.BackupPhasePartiallyFailed), HaveField("Verified", false), HaveField("RetryTime", Not(BeNil())),
+			HaveField("LastFailure", why))))
+		Expect(s.eventNotes(ctx, "BackupFailed")).To(ConsistOf(why))
 		Consistently(s.remaining).WithContext(ctx).WithTimeout(time.Second).Should(ContainElements(
 			"CSV", "Widget "+s.ns("a")+"/w1", "ClusterRole "+s.id+"-role"))
 
-		By("fixing the cause, and nothing else: the next Backup comes when the record said")
+		By("while the next attempt runs, the record still says why the one before failed")
+		v.endIn("")
+		Eventually(func(ctx context.Context) string { return s.record(ctx).Status.Message }).WithContext(ctx).WithTimeout(2 * time.Minute).Should(And(
+			ContainSubstring("Waiting for Velero's Backup velero-fail/"+name+"-2 (InProgress)"), ContainSubstring("attempt 2, after: Velero's Backup "+name+" is PartiallyFailed; 4 errors")))
+
+		By("fixing the cause, and nothing else: the next Backup completes")
 		v.endIn(decide.BackupPhaseCompleted)
 		retry := rec.Status.Backup.RetryTime.Time
 		Eventually(func(ctx context.Context) error { _, err := s.getCSV(ctx); return err }).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Satisfy(apierrors.IsNotFound))

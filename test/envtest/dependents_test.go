@@ -156,7 +156,8 @@ func closureSpecs() {
 		Expect(names(dry.Dependents)).To(ConsistOf(want))
 		Expect(dry.Volumes).To(ConsistOf(And(HaveField("Claim.Name", "data"), HaveField("Snapshot", true), HaveField("SnapshotClass", "csi.dep.example.com"),
 			HaveField("Driver", "csi.dep.example.com"))))
-		Expect(dry.Backup).To(HaveValue(And(HaveField("Dependents", 5), HaveField("Volumes", 1))))
+		Expect(dry.Backup).To(HaveValue(And(HaveField("Dependents", 5), HaveField("Volumes", 1),
+			HaveField("Expected", ContainSubstring("1 claims' CSI snapshots at its 8 item-block workers")))))
 
 		By("uninstalling: the Backup names them, and is verified to hold them, before the first delete")
 		s.uninstall(ctx)
@@ -169,8 +170,11 @@ func closureSpecs() {
 			veleroFilter{Kinds: []string{"configmaps"}, Names: []string{"of-password"}},
 			veleroFilter{Kinds: []string{"persistentvolumeclaims"}, Names: []string{"data"}}))))
 		Expect(policy.ClusterScopedFilterPolicy.ResourceFilters).To(ContainElements(
-			veleroFilter{Kinds: []string{"persistentvolumes"}, Names: []string{a + "-data"}},
 			veleroFilter{Kinds: []string{"clusterroles.rbac.authorization.k8s.io"}, Names: []string{s.id + "-g1-role", s.id + "-role"}}))
+		By("leaving the claim's PersistentVolume out, which Velero's workers would record at once: the claim's snapshot is read from the Backup's contents")
+		Expect(policy.IncludeExcludePolicy.ExcludedClusterScopedResources).To(Equal([]string{"persistentvolumes"}))
+		Expect(v.list(name)).NotTo(HaveKey("v1/PersistentVolume"))
+		Expect(rec.Status.Backup.Expected).To(ContainSubstring("1 claims' CSI snapshots at its 8 item-block workers"), "the time the Backup takes, foreseen from the workers Velero's Deployment runs")
 		destroyed, err := velero.Client{Live: k8s, Namespace: "velero-dep"}.ReadDestroyed(ctx, name)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(names(destroyed.Dependents)).To(ConsistOf(want))

@@ -278,6 +278,20 @@ func (s *scenario) eventReasons(ctx context.Context) []string {
 	return out
 }
 
+// eventNotes are the notes of the Events of reason regarding the CSV.
+func (s *scenario) eventNotes(ctx context.Context, reason string) []string {
+	GinkgoHelper()
+	list := &eventsv1.EventList{}
+	Expect(k8s.List(ctx, list, client.InNamespace(s.install.Namespace))).To(Succeed())
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "ClusterServiceVersion" && e.Regarding.Name == s.install.CSVName && e.Reason == reason {
+			out = append(out, e.Note)
+		}
+	}
+	return out
+}
+
 // eventCount counts the Events of reason regarding the CSV, each Event's
 // series (repeats of an identical Event) included.
 func (s *scenario) eventCount(ctx context.Context, reason string) int {

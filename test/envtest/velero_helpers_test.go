@@ -81,6 +81,9 @@ type fakeVelero struct {
 	restoreOutcome string
 	// restoreFailure is the failureReason of a Restore that ends Failed.
 	restoreFailure string
+	// backupErrors are the errors of the results of a Backup that ends
+	// PartiallyFailed or Failed, as Velero's item errors read.
+	backupErrors []string
 	// downOnRestore and downOnBackup take the storage location down as the
 	// next Restore, or Backup, is made, before Velero validates it.
 	downOnRestore, downOnBackup bool
@@ -103,6 +106,7 @@ func startFakeVelero(ctx context.Context, namespace, location string) *fakeVeler
 	bsl.SetName("default")
 	Expect(k8s.Create(ctx, bsl)).To(Succeed())
 	v.setLocation(ctx, location)
+	v.serverDeployment(ctx)
 	run, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -245,6 +249,11 @@ func (v *fakeVelero) pass(ctx context.Context) {
 		v.lists[b.GetName()], v.copies[b.GetName()] = list, copies
 		v.mu.Unlock()
 		_ = unstructured.SetNestedField(b.Object, outcome, "status", "phase")
+		if outcome == "PartiallyFailed" || outcome == "Failed" {
+			v.mu.Lock()
+			_ = unstructured.SetNestedField(b.Object, int64(len(v.backupErrors)), "status", "errors")
+			v.mu.Unlock()
+		}
 		_ = unstructured.SetNestedField(b.Object, int64(items), "status", "progress", "itemsBackedUp")
 		_ = unstructured.SetNestedField(b.Object, int64(items), "status", "progress", "totalItems")
 		_ = k8s.Update(ctx, b)
@@ -274,6 +283,7 @@ type veleroPolicy struct {
 	IncludeExcludePolicy struct {
 		IncludedClusterScopedResources   []string `json:"includedClusterScopedResources"`
 		IncludedNamespaceScopedResources []string `json:"includedNamespaceScopedResources"`
+		ExcludedClusterScopedResources   []string `json:"excludedClusterScopedResources"`
 	} `json:"includeExcludePolicy"`
 	NamespacedFilterPolicies []struct {
 		Namespaces      []string       `json:"namespaces"`
@@ -368,6 +378,9 @@ func (v *fakeVelero) take(ctx context.Context, b *unstructured.Unstructured, lea
 			case takes(entry(o.Namespace), r, o.Name) || entry(o.Namespace) == nil && slices.Contains(p.IncludeExcludePolicy.IncludedNamespaceScopedResources, r):
 				add(key, o.Namespace+"/"+o.Name)
 				keep(gvk, r, o)
+				if r == "persistentvolumeclaims" {
+					v.takeVolume(p, copies["persistentvolumeclaims/"+o.Namespace+"/"+o.Name], add)
+				}
 				crds := "customresourcedefinitions.apiextensions.k8s.io"
 				named := slices.ContainsFunc(p.ClusterScopedFilterPolicy.ResourceFilters, func(f veleroFilter) bool { return slices.Contains(f.Kinds, crds) })
 				if group != "" && !strings.HasSuffix(group, ".k8s.io") && (!named || takes(p.ClusterScopedFilterPolicy.ResourceFilters, crds, r)) {
@@ -592,18 +605,14 @@ func (v *fakeVelero) serveList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body any = list
-	if kind == "BackupVolumeInfos" {
-		v.mu.Lock()
-		result := v.snapshots
-		v.mu.Unlock()
-		infos := []map[string]any{}
-		for _, claim := range list["v1/PersistentVolumeClaim"] {
-			ns, pvc, _ := strings.Cut(claim, "/")
-			if result != "" {
-				infos = append(infos, map[string]any{"pvcName": pvc, "pvcNamespace": ns, "backupMethod": "CSISnapshot", "result": result})
-			}
-		}
-		body = infos
+	switch kind {
+	case "BackupVolumeInfos":
+		body = v.volumeInfos(name, list)
+	case "BackupContents":
+		v.serveContents(w, name, list)
+		return
+	case "BackupResults":
+		body = v.results()
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	z := gzip.NewWriter(w)

@@ -2,6 +2,7 @@ package restore
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -124,4 +125,19 @@ func ClaimVolume(pvc *corev1.PersistentVolumeClaim, snapshot bool) (volume, prob
 		}
 	}
 	return volume, problem
+}
+
+// ClaimBindWait is how long after its Restore ended an undo waits for a
+// restored claim Velero is making from its snapshot to be bound: Velero's
+// --resource-timeout default, which its own restore waits for a claim whose
+// PersistentVolume the Backup holds. csv-cleaner's Backups leave the PVs
+// out, so Velero ends the Restore before such claims are bound.
+const ClaimBindWait = 10 * time.Minute
+
+// Binding says whether a restored claim whose snapshot the Backup holds is
+// still being made from it: Pending, with the VolumeSnapshot Velero gave it
+// as its data source (the CSI provisioner makes its volume).
+func Binding(pvc *corev1.PersistentVolumeClaim, snapshot bool) bool {
+	return snapshot && pvc != nil && pvc.Status.Phase == corev1.ClaimPending &&
+		pvc.Spec.DataSource != nil && pvc.Spec.DataSource.Kind == "VolumeSnapshot"
 }

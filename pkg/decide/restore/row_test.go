@@ -64,3 +64,33 @@ func TestSettle(t *testing.T) {
 		})
 	}
 }
+
+// TestBinding: a restored claim is waited for only while Velero's
+// provisioner makes it from its snapshot: Pending with the VolumeSnapshot
+// as its data source, and the Backup holding its snapshot.
+func TestBinding(t *testing.T) {
+	fromSnapshot := &corev1.TypedLocalObjectReference{Kind: "VolumeSnapshot", Name: "velero-data-x1"}
+	claim := func(phase corev1.PersistentVolumeClaimPhase, source *corev1.TypedLocalObjectReference) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{Spec: corev1.PersistentVolumeClaimSpec{DataSource: source}, Status: corev1.PersistentVolumeClaimStatus{Phase: phase}}
+	}
+	tests := []struct {
+		name     string
+		pvc      *corev1.PersistentVolumeClaim
+		snapshot bool
+		want     bool
+	}{
+		{"pending, made from its snapshot", claim(corev1.ClaimPending, fromSnapshot), true, true},
+		{"bound already", claim(corev1.ClaimBound, fromSnapshot), true, false},
+		{"pending with no snapshot source: nothing will bind it from the Backup", claim(corev1.ClaimPending, nil), true, false},
+		{"no snapshot in the Backup", claim(corev1.ClaimPending, fromSnapshot), false, false},
+		{"lost", claim(corev1.ClaimLost, fromSnapshot), true, false},
+		{"not there", nil, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Binding(tt.pvc, tt.snapshot); got != tt.want {
+				t.Errorf("Binding = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

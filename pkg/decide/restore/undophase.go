@@ -16,8 +16,10 @@ type UndoStep struct {
 	// is not Available, or its Restore failed) and what to do;
 	// BlockedReason is the Undo's reason for it. It goes on by itself.
 	Blocked, BlockedReason string
-	// UnderWay: the Restore has not ended.
+	// UnderWay: the Restore has not ended, or Binding of the claims it
+	// restored are still being made from their snapshots.
 	UnderWay bool
+	Binding  int
 	// Objects counts what the undo restores; NotBack, those not back as
 	// they were or not known to be.
 	Objects, NotBack int
@@ -46,6 +48,9 @@ func JudgeUndo(s UndoStep) UndoVerdict {
 		return UndoVerdict{cleanupv1alpha1.UndoBlocked, cleanupv1alpha1.UndoReasonOperatorRunning, s.OperatorRunning}
 	case s.Blocked != "":
 		return UndoVerdict{cleanupv1alpha1.UndoBlocked, s.BlockedReason, s.Blocked}
+	case s.UnderWay && s.Binding > 0:
+		return UndoVerdict{cleanupv1alpha1.UndoInProgress, cleanupv1alpha1.UndoReasonRestoring,
+			fmt.Sprintf("Velero's Restore ended; %d restored claims are being bound to volumes made from their snapshots", s.Binding)}
 	case s.UnderWay:
 		return UndoVerdict{cleanupv1alpha1.UndoInProgress, cleanupv1alpha1.UndoReasonRestoring, "Velero's Restore is under way (status.restore)"}
 	case s.NotBack > 0:

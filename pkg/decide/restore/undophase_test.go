@@ -21,6 +21,7 @@ func TestJudgeUndo(t *testing.T) {
 		{"a failed Restore blocks it until the next attempt", UndoStep{Blocked: "Restore x ended FailedValidation", BlockedReason: cleanupv1alpha1.UndoReasonRestoreFailed, Objects: 3, NotBack: 3},
 			cleanupv1alpha1.UndoBlocked, cleanupv1alpha1.UndoReasonRestoreFailed},
 		{"a Restore under way", UndoStep{UnderWay: true, Objects: 3, NotBack: 3}, cleanupv1alpha1.UndoInProgress, cleanupv1alpha1.UndoReasonRestoring},
+		{"the Restore ended, claims still made from their snapshots", UndoStep{UnderWay: true, Binding: 2, Objects: 3, NotBack: 2}, cleanupv1alpha1.UndoInProgress, cleanupv1alpha1.UndoReasonRestoring},
 		{"something not back ends it partly failed", UndoStep{Objects: 3, NotBack: 1}, cleanupv1alpha1.UndoPartiallyFailed, cleanupv1alpha1.UndoReasonNotBack},
 		{"everything back", UndoStep{Objects: 3}, cleanupv1alpha1.UndoCompleted, cleanupv1alpha1.UndoReasonCompleted},
 		{"nothing to restore is complete", UndoStep{}, cleanupv1alpha1.UndoCompleted, cleanupv1alpha1.UndoReasonCompleted},

@@ -1,0 +1,47 @@
+package decide
+
+import (
+	"fmt"
+	"time"
+)
+
+// claimSeconds is the time a Velero v1.18.3 Backup of csv-cleaner's took per
+// claim it snapshots, by its item-block workers, measured by `make bench`
+// (BENCH_ONLY=undo, 1,000 claims of the tests' CSI driver on 2 cores,
+// docs/performance.md): 1,178.7 s at 1 worker (2026-11-28), 242.1 s at 8
+// (2026-11-29); 16 is not listed: Velero died at 16 before its Backups
+// left the PersistentVolumes out, and has not been measured since.
+var claimSeconds = []struct {
+	workers int
+	seconds float64
+}{
+	{1, 1.18},
+	{8, 0.242},
+}
+
+// BackupExpected is how long a Backup of claims CSI snapshots is expected to
+// take at Velero's item-block workers: claims times the time per claim
+// measured at the most workers measured that are not more than workers.
+// ok is false when nothing is known (no claim, no worker count).
+func BackupExpected(claims, workers int) (time.Duration, bool) {
+	if claims == 0 || workers < 1 {
+		return 0, false
+	}
+	per := claimSeconds[0].seconds
+	for _, m := range claimSeconds {
+		if m.workers <= workers {
+			per = m.seconds
+		}
+	}
+	return max(time.Duration(float64(claims)*per*float64(time.Second)).Round(time.Second), time.Second), true
+}
+
+// ExpectedNote says how long Velero's Backup is expected to take, for the
+// record's message and the plan; "" when it is not known.
+func ExpectedNote(claims, workers int) string {
+	d, ok := BackupExpected(claims, workers)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("Velero's Backup is expected to take about %s: %d claims' CSI snapshots at its %d item-block workers (docs/performance.md)", d, claims, workers)
+}
