@@ -68,7 +68,8 @@ var Small = Scale{Name: "small", Operands: []int{1000}, ThroughputRuns: 2, Resum
 // ScaleFromEnv is Full when BENCH_SCALE=full, else Small. BENCH_OPERANDS
 // and BENCH_STARTUP (comma-separated) override the throughput and the
 // first-start sizes, BENCH_UNDOABLE the undoable uninstall's, to explore one,
-// and BENCH_VELERO_WORKERS Velero's item-block workers for it (e.g. 8,1).
+// and BENCH_VELERO_WORKERS Velero's item-block workers for it (e.g. 8,1);
+// BENCH_UNDOABLE_GATE_ONLY measures only the gated uninstall at each.
 func ScaleFromEnv() (Scale, error) {
 	s := Small
 	if os.Getenv("BENCH_SCALE") == "full" {
