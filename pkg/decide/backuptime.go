@@ -5,11 +5,9 @@ import (
 	"time"
 )
 
-// claimSeconds is the time a Velero v1.18.3 Backup of csv-cleaner's took per
-// claim it snapshots, by its item-block workers, measured by `make bench`
-// (BENCH_ONLY=undo, 1,000 claims of the tests' CSI driver on 2 cores,
-// docs/performance.md): 1,178.7 s at 1 worker (2026-11-28), 242.1 s at 8
-// (2026-11-29), 401.7 s at 16 (2026-11-29: slower than 8 on 2 cores).
+// claimSeconds is the time a Backup of csv-cleaner's took per claim it
+// snapshots, by Velero's item-block workers, as `make bench` measured it
+// (docs/performance.md says when and how).
 var claimSeconds = []struct {
 	workers int
 	seconds float64
