@@ -114,8 +114,8 @@ test-dist: ## Build make dist for this machine's platform and check it with krew
 	$$tmp/kubectl-csv_cleaner version | grep -F "csv-cleaner $(VERSION) (commit $(COMMIT), built $(DATE),"
 
 .PHONY: test-unit
-test-unit: ## Run the pure and unit tests (pkg/decide's decisions, the API, the helpers) in seconds, without a control plane.
-	go test ./api/... ./pkg/... ./cmd/... ./hack/... -count=1
+test-unit: ## Run the pure and unit tests (pkg/decide's decisions, the API, the helpers, the drawing as the import rule) in seconds, without a control plane.
+	go test ./api/... ./pkg/... ./cmd/... ./hack/... ./test/arch -count=1
 
 .PHONY: test-e2e
 test-e2e: e2e-tools backup-tools ## Run the end-to-end suite on the local cluster with real OLM and real Velero (or on E2E_KUBECONFIG's cluster).

@@ -12,9 +12,9 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
 	"github.com/csv-cleaner/csv-cleaner/pkg/report"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undoplan"
 )
 
 // The exit codes of `csv-cleaner undo` beside 0, 1 and 2.
@@ -201,10 +201,10 @@ func reinstallNow(owner decide.Owner) string {
 }
 
 // selectionOf reads --only and --selector.
-func selectionOf(only []string, selector string) (restore.UndoSelection, error) {
-	var sel restore.UndoSelection
+func selectionOf(only []string, selector string) (undoplan.UndoSelection, error) {
+	var sel undoplan.UndoSelection
 	for _, o := range only {
-		name, err := restore.ParseObjectName(o)
+		name, err := undoplan.ParseObjectName(o)
 		if err != nil {
 			return sel, usagef("--only: %v", err)
 		}

@@ -26,7 +26,8 @@ func (e *Engine) deleteInstances(ctx context.Context, u *Uninstall, targets deci
 	if err != nil || access.Problem != nil {
 		return false, errors.Join(err, decide.AsError(access.Problem))
 	}
-	round := &operandRound{e: e, u: u, second: revision.Reader{Gatherer: e.gather()}.Second(u.subject, u.rec.st.DeletionRevision, u.rec.st.DeletionRevisionFrom)}
+	round := &operandRound{e: e, u: u, second: revision.Reader{Gatherer: e.gather()}.Second(u.subject, u.rec.st.DeletionRevision, u.rec.st.DeletionRevisionFrom),
+		operator: refusal.Operator{Unavailable: u.operatorUnavailable}}
 	in := decide.OperandInput{Targets: targets, DeletionTime: metav1.NewTime(u.deletion), Timeout: u.timeout(), Backed: u.backed()}
 	err = round.run(ctx, u.scopes, in, access)
 	// A revision searched for in this pass is kept, found or not: the next
@@ -115,9 +116,8 @@ type operandRound struct {
 	refused  []refusal.Operand
 	// conversionDisabled: a CRD's dead conversion webhook was turned off.
 	conversionDisabled bool
-	// unavailable is whether the operator is unavailable, read once a pass when first needed.
-	unavailable      *decide.Problem
-	availabilityRead bool
+	// operator is whether the operator is unavailable, read once a pass when first needed.
+	operator refusal.Operator
 }
 
 // waitingKind is what a pass left of one kind.
@@ -126,18 +126,6 @@ type waitingKind struct {
 	pass  operandPass
 	// refused are what the API server refused: objects, or the kind's list.
 	refused []refusal.Object
-}
-
-// operatorUnavailable reads once a pass whether the operator is unavailable.
-func (o *operandRound) operatorUnavailable(ctx context.Context) (*decide.Problem, error) {
-	if !o.availabilityRead {
-		p, err := o.u.operatorUnavailable(ctx)
-		if err != nil {
-			return nil, err
-		}
-		o.unavailable, o.availabilityRead = p, true
-	}
-	return o.unavailable, nil
 }
 
 // run deletes what the plan says of each kind and records what it did.
@@ -198,7 +186,7 @@ func (o *operandRound) run(ctx context.Context, scopes []decide.CRDScope, in dec
 func (o *operandRound) unlistable(ctx context.Context, s *decide.CRDScope, why refusal.Refusal) error {
 	e, u := o.e, o.u
 	if why.Reason == cleanupv1alpha1.BlockedConversionFailed && decide.MayDisableConversion(*s, u.settings) {
-		gone, err := o.operatorUnavailable(ctx)
+		gone, err := o.operator.Gone(ctx)
 		if err != nil {
 			return err
 		}
@@ -248,7 +236,7 @@ func (o *operandRound) count(s *decide.CRDScope, pass operandPass) {
 // waits, Blocked on a refusal or an unavailable operator; past it,
 // onTimeout applies to stuck and refused operands alike.
 func (e *Engine) settleRound(ctx context.Context, u *Uninstall, o *operandRound) (bool, error) {
-	unavailable, err := o.operatorUnavailable(ctx)
+	unavailable, err := o.operator.Gone(ctx)
 	if err != nil {
 		return false, err
 	}

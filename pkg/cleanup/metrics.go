@@ -18,13 +18,6 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/pace"
 )
 
-// Kind label values of csv_cleaner_uninstalls_total and
-// csv_cleaner_uninstall_duration_seconds: what was uninstalled.
-const (
-	KindCSV       = "ClusterServiceVersion"
-	KindExtension = "ClusterExtension"
-)
-
 // Result label values of csv_cleaner_uninstalls_total.
 const (
 	resultCompleted = "completed"

@@ -22,8 +22,6 @@ type Owner interface {
 	// Object is the owner being deleted (its metadata will do): its UID
 	// keys the record, and the Events regard it.
 	Object() client.Object
-	// Title names it in messages: "CSV ns/name", "ClusterExtension name".
-	Title() string
 	// Record is the kind of its record.
 	Record() RecordKind
 	// OperatorUnavailable says why its operator is unavailable, nil while it runs.
@@ -46,7 +44,8 @@ type Owner interface {
 // ExtensionCleanup of its name. It brings everything that differs between
 // the two, so that the engine branches on neither.
 type RecordKind struct {
-	// Kind names the owner's kind, as the uninstall metrics label it.
+	// Kind names the owner's kind (decide.KindCSV, decide.KindExtension),
+	// as the uninstall metrics label it.
 	Kind string
 	// Controller names the owner's controller, as
 	// csv_cleaner_failed_attempts_total labels it.
@@ -61,7 +60,7 @@ type RecordKind struct {
 
 // The two kinds csv-cleaner uninstalls.
 var (
-	CSVs = RecordKind{Kind: KindCSV, Controller: "clusterserviceversion", Subject: objects.CSVKind,
+	CSVs = RecordKind{Kind: decide.KindCSV, Controller: "clusterserviceversion", Subject: objects.CSVKind,
 		empty: func() recordObject { return &cleanupv1alpha1.CSVCleanup{} },
 		create: func(owner client.Object) recordObject {
 			return &cleanupv1alpha1.CSVCleanup{
@@ -70,7 +69,7 @@ var (
 			}
 		},
 	}
-	Extensions = RecordKind{Kind: KindExtension, Controller: "clusterextension", Subject: objects.ExtensionKind,
+	Extensions = RecordKind{Kind: decide.KindExtension, Controller: "clusterextension", Subject: objects.ExtensionKind,
 		empty: func() recordObject { return &cleanupv1alpha1.ExtensionCleanup{} },
 		create: func(owner client.Object) recordObject {
 			return &cleanupv1alpha1.ExtensionCleanup{ObjectMeta: metav1.ObjectMeta{Name: owner.GetName()},

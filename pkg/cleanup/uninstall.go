@@ -58,7 +58,7 @@ func (e *Engine) Open(ctx context.Context, owner Owner, settings decide.Settings
 	if t := obj.GetDeletionTimestamp(); t != nil {
 		deletion = t.Time
 	}
-	return &Uninstall{e: e, owner: owner, kind: owner.Record(), subject: obj, title: owner.Title(),
+	return &Uninstall{e: e, owner: owner, kind: owner.Record(), subject: obj, title: owner.Record().owner(obj).String(),
 		deletion: deletion, settings: settings, rec: rec, now: now}, nil
 }
 

@@ -88,7 +88,7 @@ func (r *Reconciler) consolePluginStep(ctx context.Context, u *cleanup.Uninstall
 // A malformed annotation counts as naming every one of ours its text mentions.
 func (r *Reconciler) pluginsOfOthers(ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, ours []string) (map[string]bool, error) {
 	out := map[string]bool{}
-	err := objects.ListPages(ctx, r.APIReader, objects.CSVMetadataList, 500, func(page *metav1.PartialObjectMetadataList) error {
+	err := objects.ListPages(ctx, r.APIReader, objects.CSVMetadataList, func(page *metav1.PartialObjectMetadataList) error {
 		for i := range page.Items {
 			other := &page.Items[i]
 			if other.UID == csv.UID || !other.DeletionTimestamp.IsZero() {

@@ -291,7 +291,7 @@ func (g gatherer) otherOwners(ctx context.Context, csv *operatorsv1alpha1.Cluste
 	newList := func() *operatorsv1alpha1.ClusterServiceVersionList {
 		return &operatorsv1alpha1.ClusterServiceVersionList{}
 	}
-	err := objects.ListPages(ctx, g.Live, newList, otherOwnersPage, func(page *operatorsv1alpha1.ClusterServiceVersionList) error {
+	err := objects.ListPages(ctx, g.Live, newList, func(page *operatorsv1alpha1.ClusterServiceVersionList) error {
 		for i := range page.Items {
 			other := &page.Items[i]
 			if other.UID == csv.UID || !other.DeletionTimestamp.IsZero() || other.IsCopied() {
@@ -308,7 +308,7 @@ func (g gatherer) otherOwners(ctx context.Context, csv *operatorsv1alpha1.Cluste
 			}
 		}
 		return nil
-	}, notCopied())
+	}, notCopied(), client.Limit(otherOwnersPage))
 	if err != nil {
 		return nil, fmt.Errorf("listing CSVs: %w", err)
 	}

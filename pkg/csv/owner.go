@@ -23,8 +23,6 @@ var _ cleanup.Owner = (*owner)(nil)
 
 func (o *owner) Object() client.Object { return o.csv }
 
-func (o *owner) Title() string { return "CSV " + objects.Key(o.csv).String() }
-
 func (o *owner) Record() cleanup.RecordKind { return cleanup.CSVs }
 
 func (o *owner) OperatorUnavailable(ctx context.Context) (*decide.Problem, error) {

@@ -90,14 +90,14 @@ type Selection struct {
 // select nothing. A selector that cannot be parsed selects nothing and is
 // reported in errs, so a malformed policy never widens what is deleted.
 func SelectPolicy(policies []cleanupv1alpha1.CleanupPolicy, csvLabels, nsLabels map[string]string) (sel Selection, errs []error) {
-	return selectAmong(policies, func(p *cleanupv1alpha1.CleanupPolicy) (bool, error) { return Selects(p, csvLabels, nsLabels) })
+	return SelectAmong(policies, func(p *cleanupv1alpha1.CleanupPolicy) (bool, error) { return Selects(p, csvLabels, nsLabels) })
 }
 
-// selectAmong ranks the policies that selects matches: the highest
+// SelectAmong ranks the policies that selects matches: the highest
 // priority wins, then the name that sorts first. Policies being deleted
 // select nothing; a selector that cannot be parsed selects nothing and is
 // reported in errs.
-func selectAmong(policies []cleanupv1alpha1.CleanupPolicy, selects func(*cleanupv1alpha1.CleanupPolicy) (bool, error)) (sel Selection, errs []error) {
+func SelectAmong(policies []cleanupv1alpha1.CleanupPolicy, selects func(*cleanupv1alpha1.CleanupPolicy) (bool, error)) (sel Selection, errs []error) {
 	var matched []*cleanupv1alpha1.CleanupPolicy
 	for i := range policies {
 		p := &policies[i]

@@ -82,12 +82,12 @@ func ScopeCRDs(in ScopeInput) ([]CRDScope, []Problem) {
 		s.CRD = crd
 		s.Kind = crd.Spec.Names.Kind + "." + crd.Spec.Group
 		s.Namespaced = crd.Spec.Scope == apiextensionsv1.NamespaceScoped
-		if !established(crd) {
+		if !Established(crd) {
 			problems = append(problems, Problem{Reason: cleanupv1alpha1.BlockedCRDNotEstablished, Object: "CustomResourceDefinition " + crd.Name,
 				Message: fmt.Sprintf("CRD %s is not established, so its instances cannot be listed; check its status conditions", crd.Name)})
 			continue
 		}
-		version, ok := servedVersion(crd)
+		version, ok := ServedVersion(crd)
 		if !ok {
 			problems = append(problems, Problem{Reason: cleanupv1alpha1.BlockedCRDNotEstablished, Object: "CustomResourceDefinition " + crd.Name,
 				Message: fmt.Sprintf("CRD %s serves no version, so its instances cannot be listed", crd.Name)})
@@ -122,7 +122,7 @@ func groupOf(name string) string {
 	return group
 }
 
-func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+func Established(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	for _, c := range crd.Status.Conditions {
 		if c.Type == apiextensionsv1.Established {
 			return c.Status == apiextensionsv1.ConditionTrue
@@ -131,8 +131,8 @@ func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	return false
 }
 
-// servedVersion prefers the storage version and falls back to any served one.
-func servedVersion(crd *apiextensionsv1.CustomResourceDefinition) (string, bool) {
+// ServedVersion prefers the storage version and falls back to any served one.
+func ServedVersion(crd *apiextensionsv1.CustomResourceDefinition) (string, bool) {
 	fallback := ""
 	for _, v := range crd.Spec.Versions {
 		if !v.Served {

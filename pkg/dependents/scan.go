@@ -19,11 +19,8 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 )
 
-// Listing the kinds a scan reads: this many at a time, a page of this size.
-const (
-	scanWorkers  = 4
-	scanPageSize = 500
-)
+// scanWorkers is how many kinds a scan lists at a time.
+const scanWorkers = 4
 
 // Scanner reads, live, the objects among which an uninstall's dependents are.
 type Scanner struct {
@@ -191,7 +188,7 @@ func (s Scanner) list(ctx context.Context, k kind, ns string) ([]decide.Node, er
 	if ns != "" {
 		opts = append(opts, client.InNamespace(ns))
 	}
-	err := objects.ListPages(ctx, s.Reader, objects.MetadataList(k.gvk), scanPageSize, func(l *metav1.PartialObjectMetadataList) error {
+	err := objects.ListPages(ctx, s.Reader, objects.MetadataList(k.gvk), func(l *metav1.PartialObjectMetadataList) error {
 		for i := range l.Items {
 			out = append(out, NodeOf(k.held, &l.Items[i]))
 		}

@@ -35,7 +35,7 @@ type Record struct {
 	Volumes    []decide.Volume `json:"volumes,omitempty"`
 	// Origins are the custom resources it deletes and the dependents as they
 	// were: their UIDs and ownerReferences, which the undo writes again
-	// (restore.Relink). A record written before they were kept has none.
+	// (undoplan.Relink). A record written before they were kept has none.
 	Origins []decide.Origin `json:"origins,omitempty"`
 	// Versions are the versions the Backup holds each kind at (Kind.group),
 	// as its resource list says (decide.BackedUpVersions): the undo checks

@@ -68,7 +68,7 @@ func (d *DryRun) AddInstances(ctx context.Context, g gather.Gatherer, in Instanc
 	if in.Decide.Orphan == "" && d.Verdict == decide.VerdictUninstall {
 		d.foresight = &foresight{scopes: append([]decide.CRDScope(nil), in.Scopes...), onTimeout: in.Decide.Timeout.OnTimeout, converting: map[string]bool{}}
 	}
-	r := kindReader{r: rr, in: in, second: rr.Second(in.Subject, rev, from)}
+	r := kindReader{r: rr, in: in, second: rr.Second(in.Subject, rev, from), operator: refusal.Operator{Unavailable: in.OperatorUnavailable}}
 	keptKinds := map[string]bool{}
 	for i := range in.Scopes {
 		s := &in.Scopes[i]
@@ -98,9 +98,8 @@ type kindReader struct {
 	r      revision.Reader
 	in     Instances
 	second *revision.Second
-	// unavailable is the operator's unavailability, read once when first needed.
-	unavailable     *decide.Problem
-	unavailableRead bool
+	// operator is the operator's unavailability, read once when first needed.
+	operator refusal.Operator
 }
 
 // read plans the instances of one kind at the scope's version, with the
@@ -120,18 +119,6 @@ func (r *kindReader) read(ctx context.Context, s *decide.CRDScope) (items []deci
 		return nil
 	})
 	return items, kept, origins, err
-}
-
-// operatorUnavailable reads once whether the operator is unavailable.
-func (r *kindReader) operatorUnavailable(ctx context.Context) (*decide.Problem, error) {
-	if !r.unavailableRead && r.in.OperatorUnavailable != nil {
-		p, err := r.in.OperatorUnavailable(ctx)
-		if err != nil {
-			return nil, err
-		}
-		r.unavailable, r.unavailableRead = p, true
-	}
-	return r.unavailable, nil
 }
 
 // unreadable plans a kind whose listing failed with listErr as the run
@@ -154,7 +141,7 @@ func (d *DryRun) unreadable(ctx context.Context, r *kindReader, i int, listErr e
 	case r.in.Decide.Orphan != "":
 		unread.Message = fmt.Sprintf("every instance is kept (%s); the plan could not list them: %v", r.in.Decide.Orphan, listErr)
 	case blocks && why.Reason == cleanupv1alpha1.BlockedConversionFailed:
-		gone, err := r.operatorUnavailable(ctx)
+		gone, err := r.operator.Gone(ctx)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/olmv1"
 )
 
 // Detaching a CRD takes update on every CRD (not patch: a server-side
@@ -38,8 +39,8 @@ func (c crdOutcome) held() string {
 }
 
 // crdStep leaves to the garbage collector each owned CRD that
-// decide.ExtensionCRDFate lets go and detaches every other
-// (decide.DetachFromExtension); a CRD already being deleted is waited for
+// olmv1.ExtensionCRDFate lets go and detaches every other
+// (olmv1.DetachFromExtension); a CRD already being deleted is waited for
 // (docs/clusterextensions.md). A CRD found gone counts as deleted.
 func (r *Reconciler) crdStep(ctx context.Context, x *cleanup.Uninstall, in inputs, s decide.Settings) (crdOutcome, error) {
 	out := crdOutcome{done: true}
@@ -57,7 +58,7 @@ func (r *Reconciler) crdStep(ctx context.Context, x *cleanup.Uninstall, in input
 				return out, fmt.Errorf("listing the instances of CRD %s: %w", sc.Name, err)
 			}
 		}
-		fate := decide.ExtensionCRDFate(s, *sc, left)
+		fate := olmv1.ExtensionCRDFate(s, *sc, left)
 		switch {
 		case fate.Reason == decide.DeleteTerminating && left:
 			// The operand step is done: what is left is what the uninstall keeps.
@@ -113,7 +114,7 @@ func gone(err error) bool {
 // pass: a CRD changed meanwhile is read again on the next pass (detached
 // is false until then).
 func (r *Reconciler) detach(ctx context.Context, x *cleanup.Uninstall, sc *decide.CRDScope, in inputs) (detached bool, _ error) {
-	d, needed := decide.DetachFromExtension(sc.CRD, in.ext, in.sets)
+	d, needed := olmv1.DetachFromExtension(sc.CRD, in.ext, in.sets)
 	if !needed {
 		return true, nil
 	}

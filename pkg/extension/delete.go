@@ -14,6 +14,7 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/olmv1"
 )
 
 // reconcileDelete is a deleting extension's branch: one csv-cleaner
@@ -61,7 +62,7 @@ func (p *pass) Read(ctx context.Context) error {
 // keeps how the deletion began) and says, from what Read gathered, what the
 // uninstall is about to do.
 func (p *pass) Classify(_ context.Context, u *cleanup.Uninstall) (cleanup.Verdict, error) {
-	verdict := decide.ClassifyExtension(p.ext.Finalizers)
+	verdict := olmv1.ClassifyExtension(p.ext.Finalizers)
 	keepCascade(u, verdict.Cascade)
 	if verdict.SkipReason != "" {
 		return cleanup.Verdict{SkipReason: verdict.SkipReason, Message: verdict.Message}, nil
@@ -70,9 +71,9 @@ func (p *pass) Classify(_ context.Context, u *cleanup.Uninstall) (cleanup.Verdic
 		return cleanup.Verdict{}, p.readErr
 	}
 	p.unavailable = p.r.operatorUnavailable(p.ext, p.in.sets)
-	p.targets, p.targetsProblem = decide.ExtensionTargets(p.ext, u.Settings())
+	p.targets, p.targetsProblem = olmv1.ExtensionTargets(p.ext, u.Settings())
 	start := cleanup.Start{Why: verdict.Message, About: aboutToDo(p.in.scopes, p.targets, u.Settings())}
-	if verdict.Cascade == decide.CascadeForeground {
+	if verdict.Cascade == olmv1.CascadeForeground {
 		start.WarnReason, start.Warning = "ForegroundCascade", verdict.Message
 	}
 	return cleanup.Verdict{Start: start}, nil
@@ -110,26 +111,26 @@ func (p *pass) Released() (releasing, completed string) {
 // keepCascade keeps in the record how the extension is being deleted: the
 // garbage collector takes the cascade's finalizer away once it is done
 // with the dependents, so the record keeps how the deletion began.
-func keepCascade(u *cleanup.Uninstall, c decide.Cascade) {
-	if rec, ok := u.RecordObject().(*cleanupv1alpha1.ExtensionCleanup); ok && (rec.Status.Cascade == "" || c != decide.CascadeBackground) {
+func keepCascade(u *cleanup.Uninstall, c olmv1.Cascade) {
+	if rec, ok := u.RecordObject().(*cleanupv1alpha1.ExtensionCleanup); ok && (rec.Status.Cascade == "" || c != olmv1.CascadeBackground) {
 		rec.Status.Cascade = string(c)
 	}
 }
 
 // cascadeOf is how the extension is being deleted, as the record keeps it
 // from the deletion's start.
-func cascadeOf(u *cleanup.Uninstall) decide.Cascade {
+func cascadeOf(u *cleanup.Uninstall) olmv1.Cascade {
 	if rec, ok := u.RecordObject().(*cleanupv1alpha1.ExtensionCleanup); ok {
-		return decide.Cascade(rec.Status.Cascade)
+		return olmv1.Cascade(rec.Status.Cascade)
 	}
-	return decide.CascadeBackground
+	return olmv1.CascadeBackground
 }
 
 // foregroundNote adds to what blocks a foreground cascade that the CRDs
 // and the extension wait as long as it lasts.
-func foregroundNote(c decide.Cascade, err error) error {
+func foregroundNote(c olmv1.Cascade, err error) error {
 	var p *decide.Problem
-	if c != decide.CascadeForeground || !errors.As(err, &p) {
+	if c != olmv1.CascadeForeground || !errors.As(err, &p) {
 		return err
 	}
 	q := *p

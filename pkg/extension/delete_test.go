@@ -7,6 +7,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/olmv1"
 )
 
 func TestForegroundNote(t *testing.T) {
@@ -14,14 +15,14 @@ func TestForegroundNote(t *testing.T) {
 	other := errors.New("connection refused")
 	for _, tt := range []struct {
 		name    string
-		cascade decide.Cascade
+		cascade olmv1.Cascade
 		err     error
 		want    string
 	}{
-		{"a foreground cascade says what waits", decide.CascadeForeground, blocked, "4 operands still exist; the garbage collector is deleting their CRDs (--cascade=foreground)"},
-		{"a background cascade as it was", decide.CascadeBackground, blocked, "4 operands still exist"},
-		{"a failure that is no problem as it was", decide.CascadeForeground, other, "connection refused"},
-		{"nothing", decide.CascadeForeground, nil, ""},
+		{"a foreground cascade says what waits", olmv1.CascadeForeground, blocked, "4 operands still exist; the garbage collector is deleting their CRDs (--cascade=foreground)"},
+		{"a background cascade as it was", olmv1.CascadeBackground, blocked, "4 operands still exist"},
+		{"a failure that is no problem as it was", olmv1.CascadeForeground, other, "connection refused"},
+		{"nothing", olmv1.CascadeForeground, nil, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := foregroundNote(tt.cascade, tt.err)

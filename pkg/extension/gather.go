@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/olmv1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 )
 
@@ -22,7 +23,7 @@ import (
 
 // inputs are what the decisions of one pass read, live.
 type inputs struct {
-	ext  decide.Extension
+	ext  olmv1.Extension
 	sets map[types.UID]bool
 	// scopes are the CRDs the extension owns; problems block the uninstall.
 	scopes   []decide.CRDScope
@@ -33,11 +34,11 @@ type inputs struct {
 
 // gather reads the extension's ClusterObjectSets (the Boxcutter applier's;
 // none where the kind is not served) and every CRD, and decides which
-// CRDs the extension owns (decide.ScopeExtensionCRDs).
+// CRDs the extension owns (olmv1.ScopeExtensionCRDs).
 func (r *Reconciler) gather(ctx context.Context, ext *ocv1.ClusterExtension) (inputs, error) {
-	in := inputs{ext: decide.ExtensionOf(ext)}
+	in := inputs{ext: olmv1.ExtensionOf(ext)}
 	sets := &metav1.PartialObjectMetadataList{}
-	sets.SetGroupVersionKind(ocv1.GroupVersion.WithKind(decide.ClusterObjectSetKind + "List"))
+	sets.SetGroupVersionKind(ocv1.GroupVersion.WithKind(olmv1.ClusterObjectSetKind + "List"))
 	var setProblems []decide.Problem
 	switch err := r.APIReader.List(ctx, sets); {
 	case meta.IsNoMatchError(err):
@@ -49,7 +50,7 @@ func (r *Reconciler) gather(ctx context.Context, ext *ocv1.ClusterExtension) (in
 		for i := range sets.Items {
 			objs[i] = &sets.Items[i]
 		}
-		in.sets, setProblems = decide.ControlledSets(in.ext, objs)
+		in.sets, setProblems = olmv1.ControlledSets(in.ext, objs)
 	}
 	crds := &apiextensionsv1.CustomResourceDefinitionList{}
 	if err := r.APIReader.List(ctx, crds); err != nil {
@@ -61,7 +62,7 @@ func (r *Reconciler) gather(ctx context.Context, ext *ocv1.ClusterExtension) (in
 		all[i] = &crds.Items[i]
 		in.crdKinds[crds.Items[i].Spec.Names.Kind+"."+crds.Items[i].Spec.Group] = true
 	}
-	in.scopes, in.problems = decide.ScopeExtensionCRDs(decide.ExtensionScopeInput{Extension: in.ext, Sets: in.sets, CRDs: all})
+	in.scopes, in.problems = olmv1.ScopeExtensionCRDs(olmv1.ExtensionScopeInput{Extension: in.ext, Sets: in.sets, CRDs: all})
 	in.problems = append(setProblems, in.problems...)
 	return in, nil
 }
@@ -74,12 +75,12 @@ func (r *Reconciler) operatorUnavailable(ext *ocv1.ClusterExtension, sets map[ty
 	return func(ctx context.Context) (*decide.Problem, error) {
 		deps := &appsv1.DeploymentList{}
 		if err := r.APIReader.List(ctx, deps, client.InNamespace(ext.Spec.Namespace), client.MatchingLabels{
-			decide.ExtensionOwnerKindLabel: ocv1.ClusterExtensionKind, decide.ExtensionOwnerNameLabel: ext.Name}); err != nil {
+			olmv1.ExtensionOwnerKindLabel: ocv1.ClusterExtensionKind, olmv1.ExtensionOwnerNameLabel: ext.Name}); err != nil {
 			return nil, fmt.Errorf("listing the operator's Deployments in %s: %w", ext.Spec.Namespace, err)
 		}
 		for i := range deps.Items {
 			dep := &deps.Items[i]
-			if owned, _ := decide.OwnershipOf(dep, "Deployment", decide.ExtensionOf(ext), sets); owned == decide.NotOwned {
+			if owned, _ := olmv1.OwnershipOf(dep, "Deployment", olmv1.ExtensionOf(ext), sets); owned == olmv1.NotOwned {
 				continue
 			}
 			if state := objects.Down(dep); state != "" {

@@ -24,8 +24,6 @@ var _ cleanup.Owner = (*owner)(nil)
 
 func (o *owner) Object() client.Object { return o.ext }
 
-func (o *owner) Title() string { return "ClusterExtension " + o.ext.Name }
-
 func (o *owner) Record() cleanup.RecordKind { return cleanup.Extensions }
 
 func (o *owner) OperatorUnavailable(ctx context.Context) (*decide.Problem, error) {

@@ -12,6 +12,7 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/olmv1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/gather"
 )
@@ -39,7 +40,7 @@ func planTo(ctx context.Context, reader client.Reader, name string, now time.Tim
 	if err != nil {
 		return nil, err
 	}
-	verdict := decide.ClassifyExtension(ext.Finalizers)
+	verdict := olmv1.ClassifyExtension(ext.Finalizers)
 	v := decide.JudgePlan(decide.PlanVerdictInput{Managed: policy != nil,
 		Unmanaged:  "no CleanupPolicy selects the ClusterExtension: deleting it leaves everything to the garbage collector, which deletes its CRDs with every custom resource",
 		SkipReason: verdict.SkipReason, Message: verdict.Message,
@@ -54,7 +55,7 @@ func planTo(ctx context.Context, reader client.Reader, name string, now time.Tim
 	if err != nil {
 		return nil, err
 	}
-	targets, targetsProblem := decide.ExtensionTargets(ext, settings)
+	targets, targetsProblem := olmv1.ExtensionTargets(ext, settings)
 	orphan := ""
 	switch {
 	case len(in.problems) > 0:
@@ -75,7 +76,7 @@ func planTo(ctx context.Context, reader client.Reader, name string, now time.Tim
 		return nil, err
 	}
 	for _, s := range in.scopes {
-		out.Items = append(out.Items, decide.ExtensionCRDFate(settings, s, keptKinds[s.Kind]))
+		out.Items = append(out.Items, olmv1.ExtensionCRDFate(settings, s, keptKinds[s.Kind]))
 	}
 	return out, nil
 }

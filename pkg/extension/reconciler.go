@@ -14,6 +14,7 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/olmv1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 	"github.com/csv-cleaner/csv-cleaner/pkg/self"
@@ -120,7 +121,7 @@ func policyOf(ctx context.Context, reader client.Reader, ext metav1.Object) (*cl
 	if err := reader.List(ctx, policies); err != nil {
 		return nil, fmt.Errorf("listing CleanupPolicies: %w", err)
 	}
-	sel, errs := decide.SelectExtensionPolicy(policies.Items, ext.GetLabels())
+	sel, errs := olmv1.SelectExtensionPolicy(policies.Items, ext.GetLabels())
 	for _, err := range errs {
 		logr.FromContextOrDiscard(ctx).Error(err, "Ignoring a CleanupPolicy whose selector cannot be read")
 	}

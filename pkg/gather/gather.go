@@ -24,10 +24,6 @@ type Gatherer struct {
 	Cached client.Reader
 }
 
-// PageSize bounds each page when listing operands, so that operands are
-// never held in memory as one huge response.
-const PageSize = 500
-
 // ForEachPage lists every instance of a CRD in scope, metadata only, live,
 // and hands each page to fn before it reads the next.
 func (g Gatherer) ForEachPage(ctx context.Context, s *decide.CRDScope, fn func([]metav1.PartialObjectMetadata) error) error {
@@ -36,7 +32,7 @@ func (g Gatherer) ForEachPage(ctx context.Context, s *decide.CRDScope, fn func([
 		list.SetGroupVersionKind(s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind + "List"))
 		return list
 	}
-	err := objects.ListPages(ctx, g.Live, newList, PageSize, func(list *metav1.PartialObjectMetadataList) error { return fn(list.Items) })
+	err := objects.ListPages(ctx, g.Live, newList, func(list *metav1.PartialObjectMetadataList) error { return fn(list.Items) })
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", s.GVR.GroupResource(), err)
 	}

@@ -1,9 +1,10 @@
 // Package manager registers csv-cleaner's controllers on one engine: the
 // CSV controller (pkg/csv), the ClusterExtension controller
-// (pkg/extension) where OLM v1 is served, csv-cleaner's own life cycle
-// (pkg/self) and the binding of its operand role, with the manager's cache.
-// The binary (cmd/csv-cleaner), the tests and the benchmarks start
-// csv-cleaner through it.
+// (pkg/extension) where OLM v1 is served, the Undo controller
+// (pkg/undocontroller) where the Undo API is served, csv-cleaner's own
+// life cycle (pkg/self) and the binding of its operand role, with the
+// manager's cache. The binary (cmd/csv-cleaner), the tests and the
+// benchmarks start csv-cleaner through it.
 //
 // It only wires: it must not decide or act.
 package manager

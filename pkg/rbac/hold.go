@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	finalizerpkg "github.com/csv-cleaner/csv-cleaner/pkg/finalizer"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // HoldFinalizer is the default finalizer that keeps an operator's ClusterRoles and bindings in force
@@ -30,7 +32,7 @@ var HeldKinds = []schema.GroupVersionKind{ClusterRoleBinding, ClusterRole}
 
 // AnyCSVOwner selects the objects OLM labels as owned by some CSV.
 func AnyCSVOwner() labels.Selector {
-	r, err := labels.NewRequirement(OwnerKindKey, selection.Equals, []string{OwnerKindCSV})
+	r, err := labels.NewRequirement(OwnerKindKey, selection.Equals, []string{decide.KindCSV})
 	if err != nil {
 		panic(err) // constant requirement
 	}
@@ -40,7 +42,7 @@ func AnyCSVOwner() labels.Selector {
 // OwnerOf returns the CSV an object's three owner labels name.
 func OwnerOf(objLabels map[string]string) (types.NamespacedName, bool) {
 	csv := types.NamespacedName{Namespace: objLabels[OwnerNamespaceKey], Name: objLabels[OwnerKey]}
-	ok := objLabels[OwnerKindKey] == OwnerKindCSV && csv.Name != "" && csv.Namespace != ""
+	ok := objLabels[OwnerKindKey] == decide.KindCSV && csv.Name != "" && csv.Namespace != ""
 	return csv, ok
 }
 

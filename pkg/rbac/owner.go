@@ -4,6 +4,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // OLM's owner labels on cluster-scoped objects a CSV owns. Written by hand:
@@ -13,9 +15,9 @@ import (
 const (
 	OwnerKey          = "olm.owner"
 	OwnerNamespaceKey = "olm.owner.namespace"
-	OwnerKindKey      = "olm.owner.kind"
-	// OwnerKindCSV is the value of olm.owner.kind for objects a CSV owns.
-	OwnerKindCSV = "ClusterServiceVersion"
+	// OwnerKindKey's value for the objects a CSV owns is the CSV's kind,
+	// decide.KindCSV.
+	OwnerKindKey = "olm.owner.kind"
 )
 
 // OwnerLabels are the three labels OLM puts on a cluster-scoped object that the CSV owns.
@@ -23,7 +25,7 @@ func OwnerLabels(csv types.NamespacedName) labels.Set {
 	return labels.Set{
 		OwnerKey:          csv.Name,
 		OwnerNamespaceKey: csv.Namespace,
-		OwnerKindKey:      OwnerKindCSV,
+		OwnerKindKey:      decide.KindCSV,
 	}
 }
 

@@ -7,11 +7,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 func TestOwnerSelector(t *testing.T) {
 	csv := types.NamespacedName{Namespace: "operators", Name: "widget.v1"}
-	full := map[string]string{OwnerKey: "widget.v1", OwnerNamespaceKey: "operators", OwnerKindKey: OwnerKindCSV}
+	full := map[string]string{OwnerKey: "widget.v1", OwnerNamespaceKey: "operators", OwnerKindKey: decide.KindCSV}
 	tests := []struct {
 		name   string
 		labels map[string]string
@@ -40,7 +42,7 @@ func TestOwnerSelector(t *testing.T) {
 
 func TestOwnerSelectorInvalidNameSelectsNothing(t *testing.T) {
 	csv := types.NamespacedName{Namespace: "operators", Name: "not a label value!"}
-	if OwnerSelector(csv).Matches(labels.Set{OwnerKey: "not a label value!", OwnerNamespaceKey: "operators", OwnerKindKey: OwnerKindCSV}) {
+	if OwnerSelector(csv).Matches(labels.Set{OwnerKey: "not a label value!", OwnerNamespaceKey: "operators", OwnerKindKey: decide.KindCSV}) {
 		t.Fatal("an invalid CSV name must select nothing")
 	}
 }
@@ -65,7 +67,7 @@ func TestOwnerOf(t *testing.T) {
 	}{
 		{"all three labels", OwnerLabels(types.NamespacedName{Namespace: "ops", Name: "op.v1"}), types.NamespacedName{Namespace: "ops", Name: "op.v1"}, true},
 		{"owned by an OperatorGroup", map[string]string{OwnerKey: "og", OwnerNamespaceKey: "ops", OwnerKindKey: "OperatorGroup"}, types.NamespacedName{Namespace: "ops", Name: "og"}, false},
-		{"no namespace", map[string]string{OwnerKey: "op.v1", OwnerKindKey: OwnerKindCSV}, types.NamespacedName{Name: "op.v1"}, false},
+		{"no namespace", map[string]string{OwnerKey: "op.v1", OwnerKindKey: decide.KindCSV}, types.NamespacedName{Name: "op.v1"}, false},
 		{"no labels", nil, types.NamespacedName{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,7 +88,7 @@ func TestOwnerIndexValue(t *testing.T) {
 	}{
 		{"three owner labels", owned, []string{"operators/widget.v1"}},
 		{"owner kind not a CSV", map[string]string{OwnerKey: "widget.v1", OwnerNamespaceKey: "operators", OwnerKindKey: "Subscription"}, nil},
-		{"no namespace", map[string]string{OwnerKey: "widget.v1", OwnerKindKey: OwnerKindCSV}, nil},
+		{"no namespace", map[string]string{OwnerKey: "widget.v1", OwnerKindKey: decide.KindCSV}, nil},
 		{"no labels", nil, nil},
 	} {
 		obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Labels: tt.labels}}
@@ -98,5 +100,5 @@ func TestOwnerIndexValue(t *testing.T) {
 
 // OwnedClusterRoleLabels are the three owner labels OLM puts on a CSV's cluster RBAC.
 func OwnedClusterRoleLabels(csv types.NamespacedName) map[string]string {
-	return map[string]string{OwnerKey: csv.Name, OwnerNamespaceKey: csv.Namespace, OwnerKindKey: OwnerKindCSV}
+	return map[string]string{OwnerKey: csv.Name, OwnerNamespaceKey: csv.Namespace, OwnerKindKey: decide.KindCSV}
 }

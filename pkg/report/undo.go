@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undoplan"
 )
 
 // Undo is what an undo did, as it is printed: for a program (UndoJSON,
@@ -23,7 +23,7 @@ type Undo struct {
 	// Attempt numbers the Restore: 2 is the one made after the first failed.
 	Attempt int `json:"attempt,omitempty"`
 	// Rows are the objects the undo restores and where it left each.
-	Rows []restore.Row `json:"rows"`
+	Rows []undoplan.Row `json:"rows"`
 }
 
 // Missing counts the objects still missing, not known to be there, or
@@ -74,11 +74,11 @@ func UndoTable(w io.Writer, r *Undo) error {
 		counts[row.State]++
 		printf("%s\t%s\t%s\t%s\t%s\t%s\n", row.Object.KindName(), cmp.Or(row.Object.Namespace, "-"), row.Object.Name, state, cmp.Or(row.Volume, "-"), owners(row))
 	}
-	printf("\n%d restored, %d present already, %d missing", counts[restore.StateRestored], counts[restore.StatePresent], counts[restore.StateMissing])
-	if counts[restore.StateUnread] > 0 {
-		printf(", %d not known (their kind could not be listed)", counts[restore.StateUnread])
+	printf("\n%d restored, %d present already, %d missing", counts[undoplan.StateRestored], counts[undoplan.StatePresent], counts[undoplan.StateMissing])
+	if counts[undoplan.StateUnread] > 0 {
+		printf(", %d not known (their kind could not be listed)", counts[undoplan.StateUnread])
 	}
-	if n := r.Missing() - counts[restore.StateMissing] - counts[restore.StateUnread]; n > 0 {
+	if n := r.Missing() - counts[undoplan.StateMissing] - counts[undoplan.StateUnread]; n > 0 {
 		printf(", %d restored with a problem", n)
 	}
 	printf("\n")
@@ -87,7 +87,7 @@ func UndoTable(w io.Writer, r *Undo) error {
 
 // owners says what the undo did with a row's owners: "linked to Kind
 // ns/name", "left out Kind ns/name: why", or "-".
-func owners(row restore.Row) string {
+func owners(row undoplan.Row) string {
 	var parts []string
 	if len(row.Owners) > 0 {
 		parts = append(parts, "linked to "+strings.Join(row.Owners, ", "))

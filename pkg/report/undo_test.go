@@ -8,14 +8,14 @@ import (
 	"testing"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undoplan"
 )
 
 // TestUndoJSON: the undo's JSON has the lower-case keys docs/backup.md
 // names, as the plan's has.
 func TestUndoJSON(t *testing.T) {
 	u := &Undo{Backup: "velero/b1", From: "the uninstall's record", Restore: "b1-undo-1", RestorePhase: "Completed",
-		Rows: []restore.Row{{Object: decide.Held{Kind: "Secret", Resource: "secrets", Namespace: "a", Name: "s"}, State: restore.StateRestored, Owners: []string{"Widget.example.com a/w"}}}}
+		Rows: []undoplan.Row{{Object: decide.Held{Kind: "Secret", Resource: "secrets", Namespace: "a", Name: "s"}, State: undoplan.StateRestored, Owners: []string{"Widget.example.com a/w"}}}}
 	var buf bytes.Buffer
 	if err := UndoJSON(&buf, u); err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-	"github.com/csv-cleaner/csv-cleaner/pkg/gather"
+	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 )
 
 // An operand created in the second of its owner's deletion may be either
@@ -238,7 +238,7 @@ func (r Reader) existedAt(ctx context.Context, s *decide.CRDScope, namespace, re
 	for next := ""; ; {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(s.GVR.GroupVersion().WithKind(s.CRD.Spec.Names.Kind + "List"))
-		opts := &client.ListOptions{Namespace: namespace, Limit: gather.PageSize, Continue: next}
+		opts := &client.ListOptions{Namespace: namespace, Limit: objects.PageSize, Continue: next}
 		if next == "" { // a continue token carries the revision; the API server refuses both
 			opts.Raw = exact
 		}

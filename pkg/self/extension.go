@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/olmv1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 )
 
@@ -21,19 +22,19 @@ import (
 const lookEvery = 30 * time.Second
 
 // ownExtension finds and remembers the ClusterExtension that installed
-// csv-cleaner (decide.FindSelfExtension), for an install by OLM v1, which
+// csv-cleaner (olmv1.FindSelfExtension), for an install by OLM v1, which
 // sets no OPERATOR_CONDITION_NAME.
 type ownExtension struct {
 	reader    client.Reader // live
 	namespace string
 
 	mu       sync.Mutex
-	found    *decide.SelfExtension
+	found    *olmv1.SelfExtension
 	lastLook time.Time
 }
 
 // get is csv-cleaner's own ClusterExtension, nil when none is known.
-func (s *ownExtension) get(ctx context.Context) (*decide.SelfExtension, error) {
+func (s *ownExtension) get(ctx context.Context) (*olmv1.SelfExtension, error) {
 	if s == nil {
 		return nil, nil
 	}
@@ -48,7 +49,7 @@ func (s *ownExtension) get(ctx context.Context) (*decide.SelfExtension, error) {
 // consider looks again at once when the extension called name, read live,
 // is one csv-cleaner could have been installed by: the periodic look may
 // have come just before it was created.
-func (s *ownExtension) consider(ctx context.Context, name string) (*decide.SelfExtension, error) {
+func (s *ownExtension) consider(ctx context.Context, name string) (*olmv1.SelfExtension, error) {
 	if s == nil {
 		return nil, nil
 	}
@@ -61,7 +62,7 @@ func (s *ownExtension) consider(ctx context.Context, name string) (*decide.SelfE
 	if err := s.reader.Get(ctx, client.ObjectKey{Name: name}, ext); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if c, _ := decide.FindSelfExtension(s.namespace, []ocv1.ClusterExtension{*ext}); c == nil {
+	if c, _ := olmv1.FindSelfExtension(s.namespace, []ocv1.ClusterExtension{*ext}); c == nil {
 		return nil, nil
 	}
 	// A candidate: only a look at all of them can tell that it is the only one.
@@ -69,13 +70,13 @@ func (s *ownExtension) consider(ctx context.Context, name string) (*decide.SelfE
 }
 
 // look lists the ClusterExtensions live and remembers csv-cleaner's own; s.mu is held.
-func (s *ownExtension) look(ctx context.Context) (*decide.SelfExtension, error) {
+func (s *ownExtension) look(ctx context.Context) (*olmv1.SelfExtension, error) {
 	s.lastLook = time.Now()
 	list := &ocv1.ClusterExtensionList{}
 	if err := s.reader.List(ctx, list); err != nil {
 		return nil, fmt.Errorf("listing ClusterExtensions to find csv-cleaner's own: %w", err)
 	}
-	found, err := decide.FindSelfExtension(s.namespace, list.Items)
+	found, err := olmv1.FindSelfExtension(s.namespace, list.Items)
 	if err != nil {
 		logr.FromContextOrDiscard(ctx).Error(err, "Treating no ClusterExtension as csv-cleaner's own")
 		return nil, nil

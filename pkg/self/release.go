@@ -69,16 +69,13 @@ type Releaser struct {
 	Reporter string
 }
 
-// releasePage is how many objects a LIST of the release reads at a time.
-const releasePage = 500
-
 // ReleaseOthers removes csv-cleaner's finalizers from every CSV but its own
 // and the hold from every ClusterRole and binding but its version's, in a
 // random order so that replicas share the work. It goes on past a refused
 // patch and returns every error with what it released.
 func (rl Releaser) ReleaseOthers(ctx context.Context) ([]Released, error) {
 	var todo []metav1.PartialObjectMetadata
-	err := objects.ListPages(ctx, rl.Live, objects.CSVMetadataList, releasePage, func(l *metav1.PartialObjectMetadataList) error {
+	err := objects.ListPages(ctx, rl.Live, objects.CSVMetadataList, func(l *metav1.PartialObjectMetadataList) error {
 		for _, csv := range l.Items {
 			if rl.Finalizers.HeldBy(csv.Finalizers) && objects.Key(&csv) != rl.Self {
 				csv.SetGroupVersionKind(objects.CSVKind)
@@ -91,7 +88,7 @@ func (rl Releaser) ReleaseOthers(ctx context.Context) ([]Released, error) {
 		return nil, fmt.Errorf("listing CSVs: %w", err)
 	}
 	// OLM v1's ClusterExtensions, where the API server serves them.
-	err = objects.ListPages(ctx, rl.Live, objects.MetadataList(objects.ExtensionKind), releasePage, func(l *metav1.PartialObjectMetadataList) error {
+	err = objects.ListPages(ctx, rl.Live, objects.MetadataList(objects.ExtensionKind), func(l *metav1.PartialObjectMetadataList) error {
 		for _, ext := range l.Items {
 			if rl.Finalizers.HeldBy(ext.Finalizers) && ext.Name != rl.SelfExtension {
 				ext.SetGroupVersionKind(objects.ExtensionKind)
@@ -104,7 +101,7 @@ func (rl Releaser) ReleaseOthers(ctx context.Context) ([]Released, error) {
 		return nil, fmt.Errorf("listing ClusterExtensions: %w", err)
 	}
 	for _, gvk := range rbac.HeldKinds {
-		err := objects.ListPages(ctx, rl.Live, objects.MetadataList(gvk), releasePage, func(l *metav1.PartialObjectMetadataList) error {
+		err := objects.ListPages(ctx, rl.Live, objects.MetadataList(gvk), func(l *metav1.PartialObjectMetadataList) error {
 			for _, o := range l.Items {
 				owner, _ := rbac.OwnerOf(o.Labels)
 				if slices.Contains(o.Finalizers, rl.Hold) && (rl.Self.Name == "" || owner != rl.Self) {

@@ -68,7 +68,7 @@ func take(ctx context.Context, c client.Client, wanted []decide.Held) (*inventor
 		if gvk.Version == "" {
 			continue // its CRD is not served: none of it is there
 		}
-		err = objects.ListPages(ctx, c, objects.MetadataList(gvk), pageSize, func(l *metav1.PartialObjectMetadataList) error {
+		err = objects.ListPages(ctx, c, objects.MetadataList(gvk), func(l *metav1.PartialObjectMetadataList) error {
 			for i := range l.Items {
 				o := &l.Items[i]
 				o.SetGroupVersionKind(gvk)
@@ -121,12 +121,9 @@ func servedKind(ctx context.Context, c client.Client, h decide.Held) (schema.Gro
 	return gk.WithVersion(version), served, nil
 }
 
-// pageSize is how many objects a page of an inventory's LIST holds.
-const pageSize = 500
-
 // takeClaims lists the claims there, whole: a restored claim's volume is read too.
 func (inv *inventory) takeClaims(ctx context.Context, c client.Client) error {
-	return objects.ListPages(ctx, c, func() *corev1.PersistentVolumeClaimList { return &corev1.PersistentVolumeClaimList{} }, pageSize,
+	return objects.ListPages(ctx, c, func() *corev1.PersistentVolumeClaimList { return &corev1.PersistentVolumeClaimList{} },
 		func(l *corev1.PersistentVolumeClaimList) error {
 			for i := range l.Items {
 				pvc := &l.Items[i]

@@ -9,7 +9,7 @@
 // (for the Undo controller), goes to the end, or goes through an Undo
 // object (for the CLI).
 //
-// It must not decide (pkg/decide/restore does) nor write anything but the
+// It must not decide (pkg/undoplan does) nor write anything but the
 // Restore, its policy, the ownerReferences of what was restored and the
 // CLI's Undo object.
 package undo

@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
 	"github.com/csv-cleaner/csv-cleaner/pkg/destroyed"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undoplan"
 )
 
 // The labels Velero puts on what it restores: the Backup's name and the Restore's.
@@ -24,36 +24,36 @@ const (
 )
 
 // linkOwners writes again the ownerReferences of what was restored from the
-// Backup (restore.Relink): the objects inv holds that carry its name and
+// Backup (undoplan.Relink): the objects inv holds that carry its name and
 // whose originals had owners, those of this undo's Restore and those of an
 // earlier one interrupted before it linked them. It returns each such
 // object's link: the owners it is linked to, written now or before, and
 // those left out. reportOnly writes nothing.
-func linkOwners(ctx context.Context, c client.Client, d *destroyed.Record, inv *inventory, backup string, reportOnly bool) (map[decide.Held]restore.Link, error) {
-	now := make(map[decide.Held]restore.Live, len(d.Origins))
+func linkOwners(ctx context.Context, c client.Client, d *destroyed.Record, inv *inventory, backup string, reportOnly bool) (map[decide.Held]undoplan.Link, error) {
+	now := make(map[decide.Held]undoplan.Live, len(d.Origins))
 	var relink []decide.Held
 	for _, o := range d.Origins {
 		m := inv.there[o.Object]
 		if m == nil {
 			continue
 		}
-		now[o.Object] = restore.Live{UID: m.UID, APIVersion: m.APIVersion, Owners: m.OwnerReferences}
+		now[o.Object] = undoplan.Live{UID: m.UID, APIVersion: m.APIVersion, Owners: m.OwnerReferences}
 		if len(o.Owners) > 0 && m.Labels[BackupNameLabel] == backup {
 			relink = append(relink, o.Object)
 		}
 	}
 	present := map[string]bool{}
-	for _, l := range restore.OwnersToLookUp(d.Origins, relink) {
+	for _, l := range undoplan.OwnersToLookUp(d.Origins, relink) {
 		there, err := ownerThere(ctx, c, l)
 		if err != nil {
 			return nil, err
 		}
 		present[lookupKey(l.Ref, l.Namespace)] = there
 	}
-	in := restore.RelinkInput{Origins: d.Origins, Relink: relink, Now: now,
+	in := undoplan.RelinkInput{Origins: d.Origins, Relink: relink, Now: now,
 		Present: func(r metav1.OwnerReference, ns string) bool { return present[lookupKey(r, ns)] }}
-	out := map[decide.Held]restore.Link{}
-	for _, l := range restore.Relink(in) {
+	out := map[decide.Held]undoplan.Link{}
+	for _, l := range undoplan.Relink(in) {
 		if l.Write && !reportOnly {
 			written, err := writeOwners(ctx, c, in, l.Object, inv.there[l.Object])
 			switch {
@@ -75,12 +75,12 @@ func linkOwners(ctx context.Context, c client.Client, d *destroyed.Record, inv *
 // writeOwners patches the ownerReferences of h (its metadata m) to what
 // its link says, guarded by its resourceVersion; a conflict reads it again
 // and decides again from what it has then.
-func writeOwners(ctx context.Context, c client.Client, in restore.RelinkInput, h decide.Held, m *metav1.PartialObjectMetadata) (restore.Link, error) {
-	l := restore.Link{Object: h}
+func writeOwners(ctx context.Context, c client.Client, in undoplan.RelinkInput, h decide.Held, m *metav1.PartialObjectMetadata) (undoplan.Link, error) {
+	l := undoplan.Link{Object: h}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		in.Now[h] = restore.Live{UID: m.UID, APIVersion: m.APIVersion, Owners: m.OwnerReferences}
+		in.Now[h] = undoplan.Live{UID: m.UID, APIVersion: m.APIVersion, Owners: m.OwnerReferences}
 		in.Relink = []decide.Held{h}
-		links := restore.Relink(in)
+		links := undoplan.Relink(in)
 		if len(links) == 0 || !links[0].Write {
 			if len(links) > 0 {
 				l = links[0] // linked meanwhile
@@ -109,7 +109,7 @@ func writeOwners(ctx context.Context, c client.Client, in restore.RelinkInput, h
 // ownerThere reports whether the owner an ownerReference names is there,
 // with its UID: in namespace ns when its kind is namespaced. A kind no
 // longer served has none.
-func ownerThere(ctx context.Context, c client.Client, l restore.OwnerLookup) (bool, error) {
+func ownerThere(ctx context.Context, c client.Client, l undoplan.OwnerLookup) (bool, error) {
 	gv, err := schema.ParseGroupVersion(l.Ref.APIVersion)
 	if err != nil {
 		return false, nil

@@ -213,42 +213,37 @@ func objectPrefix(owner decide.Owner) string {
 // followObject reads u until it ends or is blocked, saying what changes;
 // a new Undo that nobody answers in answer is a *NoControllerError.
 func followObject(ctx context.Context, c client.Client, u *cleanupv1alpha1.Undo, answer, stalled time.Duration, say func(string, ...any)) (*cleanupv1alpha1.Undo, error) {
-	began := time.Now()
-	stalled = cmp.Or(stalled, time.Minute)
-	last, moved, said := "", began, began
-	for {
-		if u.Status.ObservedGeneration == 0 && time.Since(began) > answer {
-			return u, &NoControllerError{fmt.Sprintf("no csv-cleaner in the cluster answered Undo %s in %s (it is scaled to zero, or too old to run Undos)", u.Name, answer)}
-		}
-		if st := u.Status; st.ObservedGeneration > 0 {
-			line := report.UndoLine(u)
-			now := time.Now()
-			switch {
-			case line != last:
-				say("%s", line)
-				moved, said = now, now
-			case now.Sub(said) >= stalled && st.Restore != "":
-				namespace, _, _ := strings.Cut(st.Backup, "/")
-				say("Undo %s: %s", u.Name, report.RestoreStalled(namespace, st.Restore, &velero.Restore{Phase: st.RestorePhase, Restored: st.ItemsRestored, Total: st.TotalItems}, now.Sub(moved)))
-				said = now
-			case now.Sub(said) >= stalled:
-				say("%s", report.UndoStalled(u, now.Sub(moved)))
-				said = now
+	began, first := time.Now(), true
+	err := followUntil(ctx, 0, stalled, func(line string) { say("%s", line) }, func(err error) error {
+		return fmt.Errorf("following Undo %s: %w (it goes on in the cluster: kubectl get undo %s, or run the undo again to follow it)", u.Name, err, u.Name)
+	}, func(ctx context.Context) (sighting, error) {
+		if !first { // u was read when the follow began
+			fresh := &cleanupv1alpha1.Undo{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(u), fresh); err != nil {
+				return sighting{}, fmt.Errorf("reading Undo %s: %w", u.Name, err)
 			}
-			last = line
-			if stopped(st.Phase) {
-				return u, nil
+			u = fresh
+		}
+		first = false
+		if u.Status.ObservedGeneration == 0 {
+			if time.Since(began) > answer {
+				return sighting{}, &NoControllerError{fmt.Sprintf("no csv-cleaner in the cluster answered Undo %s in %s (it is scaled to zero, or too old to run Undos)", u.Name, answer)}
 			}
+			return sighting{}, nil
 		}
-		select {
-		case <-ctx.Done():
-			return u, fmt.Errorf("following Undo %s: %w (it goes on in the cluster: kubectl get undo %s, or run the undo again to follow it)", u.Name, ctx.Err(), u.Name)
-		case <-time.After(min(max(time.Since(began)/50, 200*time.Millisecond), time.Second)):
-		}
-		fresh := &cleanupv1alpha1.Undo{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(u), fresh); err != nil {
-			return u, fmt.Errorf("reading Undo %s: %w", u.Name, err)
-		}
-		u = fresh
+		seen := u
+		return sighting{line: report.UndoLine(seen), ended: stopped(seen.Status.Phase), stalled: func(since time.Duration) string { return undoStalled(seen, since) }}, nil
+	})
+	return u, err
+}
+
+// undoStalled says an Undo has not moved for since: its Restore's progress
+// while it has one.
+func undoStalled(u *cleanupv1alpha1.Undo, since time.Duration) string {
+	st := u.Status
+	if st.Restore == "" {
+		return report.UndoStalled(u, since)
 	}
+	namespace, _, _ := strings.Cut(st.Backup, "/")
+	return fmt.Sprintf("Undo %s: %s", u.Name, report.RestoreStalled(namespace, st.Restore, &velero.Restore{Phase: st.RestorePhase, Restored: st.ItemsRestored, Total: st.TotalItems}, since))
 }

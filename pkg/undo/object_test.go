@@ -8,7 +8,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undoplan"
 )
 
 // TestSameSpec: a run finds the Undo in flight of the same spec as the API
@@ -20,8 +20,8 @@ func TestSameSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{Owner: owner, Selection: restore.UndoSelection{Selector: sel,
-		Only: []restore.ObjectName{{Kind: "Widget", Namespace: "a", Name: "w1"}, {Kind: "Widget", Namespace: "a", Name: "w2"}}}}
+	o := Options{Owner: owner, Selection: undoplan.UndoSelection{Selector: sel,
+		Only: []undoplan.ObjectName{{Kind: "Widget", Namespace: "a", Name: "w1"}, {Kind: "Widget", Namespace: "a", Name: "w2"}}}}
 	asked, err := SpecOf(o)
 	if err != nil {
 		t.Fatal(err)

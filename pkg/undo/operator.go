@@ -14,7 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/olmv1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undoplan"
 )
 
 // OperatorRunningError says that the operator that serves the uninstall's
@@ -25,7 +26,7 @@ func (e *OperatorRunningError) Error() string { return e.Message }
 
 // operatorRunning says how the operator that serves crds (the CRDs whose
 // instances the uninstall destroyed) runs now, or the owner's if it is
-// back; "" when it does not (restore.OperatorRunning).
+// back; "" when it does not (undoplan.OperatorRunning).
 func operatorRunning(ctx context.Context, c client.Client, o decide.Owner, crds []string) (string, error) {
 	ws, err := csvWorkloads(ctx, c, o, crds)
 	if err != nil {
@@ -35,14 +36,14 @@ func operatorRunning(ctx context.Context, c client.Client, o decide.Owner, crds 
 	if err != nil {
 		return "", err
 	}
-	return restore.OperatorRunning(append(ws, ext...)), nil
+	return undoplan.OperatorRunning(append(ws, ext...)), nil
 }
 
 // csvWorkloads are the Deployments of each CSV (not a copy) that owns one
 // of crds, or has the owner's name and namespace: those its install
 // strategy names, in its namespace, each absent one about to be made
 // unless the CSV is being deleted.
-func csvWorkloads(ctx context.Context, c client.Client, o decide.Owner, crds []string) ([]restore.Workload, error) {
+func csvWorkloads(ctx context.Context, c client.Client, o decide.Owner, crds []string) ([]undoplan.Workload, error) {
 	csvs := &operatorsv1alpha1.ClusterServiceVersionList{}
 	switch err := c.List(ctx, csvs); {
 	case meta.IsNoMatchError(err):
@@ -50,7 +51,7 @@ func csvWorkloads(ctx context.Context, c client.Client, o decide.Owner, crds []s
 	case err != nil:
 		return nil, fmt.Errorf("listing the CSVs, to tell whether the operator runs: %w", err)
 	}
-	var out []restore.Workload
+	var out []undoplan.Workload
 	byNamespace := map[string]map[string]*appsv1.Deployment{}
 	for i := range csvs.Items {
 		csv := &csvs.Items[i]
@@ -67,7 +68,7 @@ func csvWorkloads(ctx context.Context, c client.Client, o decide.Owner, crds []s
 			byNamespace[csv.Namespace] = deployments
 		}
 		for _, spec := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
-			w := restore.Workload{Deployment: csv.Namespace + "/" + spec.Name, Of: "CSV " + csv.Namespace + "/" + csv.Name}
+			w := undoplan.Workload{Deployment: csv.Namespace + "/" + spec.Name, Of: "CSV " + csv.Namespace + "/" + csv.Name}
 			if d := deployments[w.Deployment]; d != nil {
 				w.Replicas, w.Pods = d.Spec.Replicas, d.Status.Replicas
 			} else if csv.DeletionTimestamp == nil {
@@ -90,7 +91,7 @@ func ownsAny(csv *operatorsv1alpha1.ClusterServiceVersion, crds []string) bool {
 // ClusterExtension that owns one of crds (its owner labels on the CRD), or
 // is the owner: found by its owner labels; a ClusterExtension there
 // without one is about to make it.
-func extensionWorkloads(ctx context.Context, c client.Client, o decide.Owner, crds []string) ([]restore.Workload, error) {
+func extensionWorkloads(ctx context.Context, c client.Client, o decide.Owner, crds []string) ([]undoplan.Workload, error) {
 	var names []string
 	if o.Extension() {
 		names = append(names, o.Name)
@@ -103,19 +104,19 @@ func extensionWorkloads(ctx context.Context, c client.Client, o decide.Owner, cr
 		case err != nil:
 			return nil, fmt.Errorf("reading CRD %s: %w", name, err)
 		}
-		if crd.Labels[decide.ExtensionOwnerKindLabel] == ocv1.ClusterExtensionKind && !slices.Contains(names, crd.Labels[decide.ExtensionOwnerNameLabel]) {
-			names = append(names, crd.Labels[decide.ExtensionOwnerNameLabel])
+		if crd.Labels[olmv1.ExtensionOwnerKindLabel] == ocv1.ClusterExtensionKind && !slices.Contains(names, crd.Labels[olmv1.ExtensionOwnerNameLabel]) {
+			names = append(names, crd.Labels[olmv1.ExtensionOwnerNameLabel])
 		}
 	}
-	var out []restore.Workload
+	var out []undoplan.Workload
 	for _, name := range names {
-		deployments, err := deploymentsIn(ctx, c, client.MatchingLabels{decide.ExtensionOwnerKindLabel: ocv1.ClusterExtensionKind, decide.ExtensionOwnerNameLabel: name})
+		deployments, err := deploymentsIn(ctx, c, client.MatchingLabels{olmv1.ExtensionOwnerKindLabel: ocv1.ClusterExtensionKind, olmv1.ExtensionOwnerNameLabel: name})
 		if err != nil {
 			return nil, err
 		}
 		of := "ClusterExtension " + name
 		for key, d := range deployments {
-			out = append(out, restore.Workload{Deployment: key, Of: of, OLMv1: true, Replicas: d.Spec.Replicas, Pods: d.Status.Replicas})
+			out = append(out, undoplan.Workload{Deployment: key, Of: of, OLMv1: true, Replicas: d.Spec.Replicas, Pods: d.Status.Replicas})
 		}
 		if len(deployments) > 0 {
 			continue
@@ -126,7 +127,7 @@ func extensionWorkloads(ctx context.Context, c client.Client, o decide.Owner, cr
 		case err != nil:
 			return nil, fmt.Errorf("reading ClusterExtension %s: %w", name, err)
 		case ext.DeletionTimestamp == nil:
-			out = append(out, restore.Workload{Of: of, OLMv1: true, Absent: true})
+			out = append(out, undoplan.Workload{Of: of, OLMv1: true, Absent: true})
 		}
 	}
 	return out, nil

@@ -11,9 +11,9 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
 	"github.com/csv-cleaner/csv-cleaner/pkg/destroyed"
 	"github.com/csv-cleaner/csv-cleaner/pkg/report"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undoplan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
 
@@ -26,8 +26,8 @@ type Options struct {
 	// uninstall's CRDs runs; else that is an *OperatorRunningError.
 	BesideOperator bool
 	// Selection narrows the undo to some custom resources and what they
-	// owned (restore.Select); empty, everything.
-	Selection restore.UndoSelection
+	// owned (undoplan.Select); empty, everything.
+	Selection undoplan.UndoSelection
 	// Progress, when set, receives a line each time the Restore moves on.
 	Progress io.Writer
 	// Poll, when set, is how often the Restore is read; else a fiftieth of
@@ -39,7 +39,7 @@ type Options struct {
 	// Restore is the Restore an earlier step made or followed: a step
 	// follows it while it is under way, and makes no other once it ended,
 	// unless it failed: a *BlockedError then, or, with Retry, the next
-	// attempt once restore.RetryAt has come and the location is Available.
+	// attempt once undoplan.RetryAt has come and the location is Available.
 	Restore string
 	// Retry makes the next attempt after Restore failed by itself (the Undo
 	// controller); without it a person runs the undo again.
@@ -54,8 +54,8 @@ type Options struct {
 type Result struct {
 	report.Undo
 	// UnderWay: the Restore has not ended, or Binding of the claims it
-	// restored are still being made from their snapshots (restore.Binding,
-	// up to restore.ClaimBindWait after it ended); Step again.
+	// restored are still being made from their snapshots (undoplan.Binding,
+	// up to undoplan.ClaimBindWait after it ended); Step again.
 	UnderWay bool
 	Binding  int
 	// Progress is the Restore as last read, nil before it was.
@@ -81,12 +81,13 @@ func (e *BlockedError) Error() string { return e.Message }
 // the operator runs, a *BlockedError that Velero cannot restore now:
 // nothing was restored then.
 func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
+	began := time.Now()
 	res, err := Step(ctx, c, o)
 	said := 0
 	for err == nil && res.UnderWay {
 		if res.Binding > 0 {
 			// The Restore ended: its claims are being made from their snapshots.
-			err = waitBinding(ctx, res, o, &said)
+			err = waitBinding(ctx, res, o, &said, time.Since(began))
 		} else {
 			_, err = follow(ctx, res.velero, res.Restore, o)
 		}
@@ -122,10 +123,10 @@ func Step(ctx context.Context, c client.Client, o Options) (*Result, error) {
 		return res, err
 	}
 	var missing []decide.Held
-	res.Rows, missing = restore.Rows(wanted, func(h decide.Held) restore.Found {
-		return restore.Found{Unread: inv.unreadWhy(h), There: inv.has(h)}
+	res.Rows, missing = undoplan.Rows(wanted, func(h decide.Held) undoplan.Found {
+		return undoplan.Found{Unread: inv.unreadWhy(h), There: inv.has(h)}
 	})
-	missing = restore.LeaveOutUnserved(restore.UnservedInput{Missing: missing, Versions: f.destroyed.Versions, Served: inv.served}, res.Rows)
+	missing = undoplan.LeaveOutUnserved(undoplan.UnservedInput{Missing: missing, Versions: f.destroyed.Versions, Served: inv.served}, res.Rows)
 	if done, err := restoreStep(ctx, c, f, o, missing, res); err != nil || !done {
 		return res, err
 	}
@@ -140,17 +141,17 @@ func Step(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	for i, row := range res.Rows {
 		key := row.Object.Namespace + "/" + row.Object.Name
 		m := inv.there[row.Object]
-		after := restore.After{Restored: res.Restore != "" && m != nil && m.Labels[RestoreNameLabel] == res.Restore,
+		after := undoplan.After{Restored: res.Restore != "" && m != nil && m.Labels[RestoreNameLabel] == res.Restore,
 			Claim: inv.claims[key], Snapshot: snapshots[key]}
 		if l, ok := links[row.Object]; ok {
 			after.Link = &l
 		}
-		res.Rows[i] = restore.Settle(row, after)
-		if res.Rows[i].State == restore.StateRestored && restore.Binding(after.Claim, after.Snapshot) {
+		res.Rows[i] = undoplan.Settle(row, after)
+		if res.Rows[i].State == undoplan.StateRestored && undoplan.Binding(after.Claim, after.Snapshot) {
 			res.Binding++
 		}
 	}
-	if res.Binding > 0 && res.Progress != nil && time.Since(res.Progress.Completed) < restore.ClaimBindWait {
+	if res.Binding > 0 && res.Progress != nil && time.Since(res.Progress.Completed) < undoplan.ClaimBindWait {
 		res.UnderWay = true
 	}
 	return res, nil
@@ -181,7 +182,7 @@ func restoreStep(ctx context.Context, c client.Client, f *found, o Options, miss
 	if err != nil {
 		return false, err
 	}
-	next := restore.NextRestore(f.backup.Name, missing, madeOf(made))
+	next := undoplan.NextRestore(f.backup.Name, missing, madeOf(made))
 	switch {
 	case next.Follow != "":
 		res.follow(restoreNamed(made, next.Follow))
@@ -202,7 +203,7 @@ func restoreStep(ctx context.Context, c client.Client, f *found, o Options, miss
 		return false, err
 	}
 	res.Restore, res.Attempt, res.UnderWay = next.Name, next.Attempt, true
-	return false, f.velero.CreateRestore(ctx, next.Name, next.Attempt, o.Owner, velero.RestoreSpec{Backup: f.backup, Objects: missing, Excluded: restore.Excluded})
+	return false, f.velero.CreateRestore(ctx, next.Name, next.Attempt, o.Owner, velero.RestoreSpec{Backup: f.backup, Objects: missing, Excluded: undoplan.Excluded})
 }
 
 // follow records the Restore under way r.
@@ -219,9 +220,9 @@ func (res *Result) ended(r *velero.Restore) {
 // does not run (unless o.BesideOperator) and that Velero can read the
 // Backup's storage location: an *OperatorRunningError or a *BlockedError
 // when not.
-func mayRestore(ctx context.Context, c client.Client, f *found, o Options, next restore.Next) error {
+func mayRestore(ctx context.Context, c client.Client, f *found, o Options, next undoplan.Next) error {
 	if !o.BesideOperator {
-		why, err := operatorRunning(ctx, c, o.Owner, restore.CustomResources(f.destroyed.Deleted, f.destroyed.Dependents))
+		why, err := operatorRunning(ctx, c, o.Owner, undoplan.CustomResources(f.destroyed.Deleted, f.destroyed.Dependents))
 		if err != nil {
 			return err
 		}
@@ -248,11 +249,11 @@ func mayRestore(ctx context.Context, c client.Client, f *found, o Options, next 
 
 // failedRestore is the *BlockedError of the Restore r the undo made, which
 // failed: the next attempt is made by a person running the undo again, or,
-// with retry, once restore.RetryAt has come (nil then: make it now).
+// with retry, once undoplan.RetryAt has come (nil then: make it now).
 func failedRestore(f *found, r *velero.Restore, retry bool) *BlockedError {
 	b := &BlockedError{Reason: cleanupv1alpha1.UndoReasonRestoreFailed}
 	if retry {
-		if b.RetryAt = restore.RetryAt(madeOf([]*velero.Restore{r})[0]); !time.Now().Before(b.RetryAt) {
+		if b.RetryAt = undoplan.RetryAt(madeOf([]*velero.Restore{r})[0]); !time.Now().Before(b.RetryAt) {
 			return nil
 		}
 	}
@@ -272,7 +273,7 @@ func RestoreFailedMessage(namespace string, r *velero.Restore, retryAt time.Time
 }
 
 // failedPhase says how an attempt that ended went.
-func failedPhase(m *restore.Made) string {
+func failedPhase(m *undoplan.Made) string {
 	if m.Failed {
 		return "which failed"
 	}
@@ -280,10 +281,10 @@ func failedPhase(m *restore.Made) string {
 }
 
 // madeOf are Restores in pkg/decide's terms.
-func madeOf(rs []*velero.Restore) []restore.Made {
-	out := make([]restore.Made, len(rs))
+func madeOf(rs []*velero.Restore) []undoplan.Made {
+	out := make([]undoplan.Made, len(rs))
 	for i, r := range rs {
-		out[i] = restore.Made{Name: r.Name, Attempt: r.Attempt, UnderWay: !r.Ended(), Failed: r.Failed(), Ended: cmp.Or(r.Completed, r.Created)}
+		out[i] = undoplan.Made{Name: r.Name, Attempt: r.Attempt, UnderWay: !r.Ended(), Failed: r.Failed(), Ended: cmp.Or(r.Completed, r.Created)}
 	}
 	return out
 }
@@ -305,14 +306,14 @@ type SelectionError struct{ Err error }
 func (e *SelectionError) Error() string { return e.Err.Error() }
 func (e *SelectionError) Unwrap() error { return e.Err }
 
-// selected are the objects the undo restores: what restore.Restorable says, as
+// selected are the objects the undo restores: what undoplan.Restorable says, as
 // o.Selection narrows it.
 func selected(d *destroyed.Record, o Options) ([]decide.Held, error) {
-	all := restore.Restorable(d.Deleted, d.Dependents)
+	all := undoplan.Restorable(d.Deleted, d.Dependents)
 	if !o.Selection.Empty() && len(d.Origins) == 0 {
 		return nil, &SelectionError{fmt.Errorf("the uninstall's record beside Backup %s keeps no origins (it was made by an earlier csv-cleaner), so no part of it can be told from the rest: undo all of it", d.Backup)}
 	}
-	out, err := restore.Select(restore.SelectInput{Selection: o.Selection, Restorable: all, Deleted: d.Deleted, Origins: d.Origins})
+	out, err := undoplan.Select(undoplan.SelectInput{Selection: o.Selection, Restorable: all, Deleted: d.Deleted, Origins: d.Origins})
 	if err != nil {
 		return nil, &SelectionError{err}
 	}
@@ -321,8 +322,8 @@ func selected(d *destroyed.Record, o Options) ([]decide.Held, error) {
 
 // waitBinding says how many restored claims are still being made from their
 // snapshots (when that changed since it last said, *said), and waits a
-// poll before the next step looks again.
-func waitBinding(ctx context.Context, res *Result, o Options, said *int) error {
+// poll (the undo being age old) before the next step looks again.
+func waitBinding(ctx context.Context, res *Result, o Options, said *int, age time.Duration) error {
 	if o.Progress != nil && res.Binding != *said {
 		*said = res.Binding
 		_, _ = fmt.Fprintf(o.Progress, "Velero's Restore %s ended; %d restored claims are being bound to volumes made from their snapshots\n", res.Restore, res.Binding)
@@ -330,7 +331,7 @@ func waitBinding(ctx context.Context, res *Result, o Options, said *int) error {
 	select {
 	case <-ctx.Done():
 		return fmt.Errorf("waiting for %d restored claims to be bound: %w (run the undo again to follow them)", res.Binding, ctx.Err())
-	case <-time.After(cmp.Or(o.Poll, time.Second)):
+	case <-time.After(pollAfter(o.Poll, age)):
 		return nil
 	}
 }
@@ -338,40 +339,24 @@ func waitBinding(ctx context.Context, res *Result, o Options, said *int) error {
 // follow reads the Restore until it ends, saying so to o.Progress each
 // time it moves on.
 func follow(ctx context.Context, v velero.Client, name string, o Options) (*velero.Restore, error) {
-	began, last := time.Now(), ""
-	stalled := cmp.Or(o.Stalled, time.Minute)
-	moved, said := began, began
-	for {
-		poll := o.Poll
-		if poll <= 0 {
-			poll = min(max(time.Since(began)/50, 100*time.Millisecond), time.Second)
+	var r *velero.Restore
+	err := followUntil(ctx, o.Poll, o.Stalled, o.say, func(err error) error {
+		return fmt.Errorf("waiting for Velero's Restore %s/%s: %w (it goes on: run the undo again to follow it)", v.Namespace, name, err)
+	}, func(ctx context.Context) (sighting, error) {
+		var err error
+		if r, err = v.Restore(ctx, name); err != nil || r == nil {
+			return sighting{}, err
 		}
-		r, err := v.Restore(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		if r != nil {
-			line := report.RestoreLine(v.Namespace, name, r)
-			now := time.Now()
-			switch {
-			case line != last:
-				if o.Progress != nil {
-					_, _ = fmt.Fprintln(o.Progress, line)
-				}
-				moved, said = now, now
-			case now.Sub(said) >= stalled && o.Progress != nil:
-				_, _ = fmt.Fprintln(o.Progress, report.RestoreStalled(v.Namespace, name, r, now.Sub(moved)))
-				said = now
-			}
-			last = line
-			if r.Ended() {
-				return r, nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for Velero's Restore %s/%s: %w (it goes on: run the undo again to follow it)", v.Namespace, name, ctx.Err())
-		case <-time.After(poll):
-		}
+		seen := r
+		return sighting{line: report.RestoreLine(v.Namespace, name, seen), ended: seen.Ended(),
+			stalled: func(since time.Duration) string { return report.RestoreStalled(v.Namespace, name, seen, since) }}, nil
+	})
+	return r, err
+}
+
+// say writes a line to o.Progress, if any.
+func (o Options) say(line string) {
+	if o.Progress != nil {
+		_, _ = fmt.Fprintln(o.Progress, line)
 	}
 }

@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undoplan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
 
@@ -66,6 +66,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if waiting, err := r.followRestore(ctx, u); err != nil || waiting {
 		return r.settle(ctx, before, u, restorePoll, err)
 	}
+	if gone, err := r.deleted(ctx, u); err != nil || gone {
+		return ctrl.Result{}, err
+	}
 	o, err := optionsOf(u)
 	var res *undo.Result
 	if err == nil {
@@ -76,7 +79,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return r.settle(ctx, before, u, 0, err)
 	}
-	verdict := restore.JudgeUndo(step)
+	verdict := undoplan.JudgeUndo(step)
 	record(u, res, verdict)
 	poll := time.Duration(0)
 	switch verdict.Phase {
@@ -89,6 +92,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		poll = restorePoll
 	}
 	return r.settle(ctx, before, u, poll, nil)
+}
+
+// deleted reads the Undo live before a step that may make a Restore: the
+// cache may still hold an Undo its maker has deleted (the CLI deletes the
+// Undo it made when it is blocked, and may then make Velero's storage
+// Available again), and no Restore is made for an Undo nobody follows.
+func (r *Reconciler) deleted(ctx context.Context, u *cleanupv1alpha1.Undo) (bool, error) {
+	live := &cleanupv1alpha1.Undo{}
+	err := r.Live.Get(ctx, client.ObjectKeyFromObject(u), live)
+	switch {
+	case apierrors.IsNotFound(err):
+		logr.FromContextOrDiscard(ctx).V(1).Info("Not taking the undo on: it was deleted")
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("reading Undo %s: %w", u.Name, err)
+	}
+	return !live.DeletionTimestamp.IsZero() || live.UID != u.UID, nil
 }
 
 // followRestore reads the Restore of an undo under way: waiting while it
@@ -149,8 +169,8 @@ func target(u *cleanupv1alpha1.Undo) string {
 // stepOf is what a step found, in pkg/decide's terms, and when a failed
 // Restore is tried again (zero: not known); err only when the step failed
 // in a way that is tried again (the API server, Velero).
-func stepOf(res *undo.Result, err error) (restore.UndoStep, time.Time, error) {
-	var s restore.UndoStep
+func stepOf(res *undo.Result, err error) (undoplan.UndoStep, time.Time, error) {
+	var s undoplan.UndoStep
 	running, blocked, selection := (*undo.OperatorRunningError)(nil), (*undo.BlockedError)(nil), (*undo.SelectionError)(nil)
 	var retryAt time.Time
 	switch {

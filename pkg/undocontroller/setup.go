@@ -5,8 +5,10 @@ import (
 
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
@@ -34,7 +36,10 @@ func Setup(mgr ctrl.Manager, recorder events.EventRecorder) error {
 	r := &Reconciler{Client: cleanup.Retry.Client(mgr.GetClient()), Live: cleanup.Retry.Client(live), Recorder: recorder}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("undo").
-		For(&cleanupv1alpha1.Undo{}).
+		// A change of an Undo's spec, not its status: the controller writes
+		// the status and looks again when it says (a reconcile of its own
+		// status write could act on an Undo its maker has just deleted).
+		For(&cleanupv1alpha1.Undo{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2, RateLimiter: cleanup.RateLimiter()}).
 		Complete(r)
 }

@@ -9,8 +9,8 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undoplan"
 )
 
 // optionsOf is what the Undo asks pkg/undo to do. A selection that cannot
@@ -25,7 +25,7 @@ func optionsOf(u *cleanupv1alpha1.Undo) (undo.Options, error) {
 		Retry:           true,
 	}
 	for _, only := range u.Spec.Only {
-		name, err := restore.ParseObjectName(only)
+		name, err := undoplan.ParseObjectName(only)
 		if err != nil {
 			return o, &undo.SelectionError{Err: fmt.Errorf("spec.only: %w", err)}
 		}
@@ -44,7 +44,7 @@ func optionsOf(u *cleanupv1alpha1.Undo) (undo.Options, error) {
 }
 
 // record writes a step's result and verdict into the Undo's status.
-func record(u *cleanupv1alpha1.Undo, res *undo.Result, v restore.UndoVerdict) {
+func record(u *cleanupv1alpha1.Undo, res *undo.Result, v undoplan.UndoVerdict) {
 	st := &u.Status
 	st.Phase = v.Phase
 	st.Reinstall = ""
@@ -82,7 +82,7 @@ func record(u *cleanupv1alpha1.Undo, res *undo.Result, v restore.UndoVerdict) {
 		}
 	}
 	st.Objects = int32(len(res.Rows))
-	st.Restored, st.Present, st.Missing, st.Unread = counts[restore.StateRestored], counts[restore.StatePresent], counts[restore.StateMissing], counts[restore.StateUnread]
+	st.Restored, st.Present, st.Missing, st.Unread = counts[undoplan.StateRestored], counts[undoplan.StatePresent], counts[undoplan.StateMissing], counts[undoplan.StateUnread]
 }
 
 // conditionOf is a condition's status.

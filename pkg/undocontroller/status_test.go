@@ -11,9 +11,9 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
 	"github.com/csv-cleaner/csv-cleaner/pkg/report"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undoplan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
 
@@ -41,7 +41,7 @@ func TestOptionsOf(t *testing.T) {
 			}},
 		{name: "only and a selector", spec: cleanupv1alpha1.UndoSpec{Uninstall: csv, Only: []string{"Widget/a/w1", "Cluster/c1"}, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "db"}}},
 			check: func(o undo.Options) string {
-				if len(o.Selection.Only) != 2 || o.Selection.Only[1] != (restore.ObjectName{Kind: "Cluster", Name: "c1"}) || o.Selection.Selector.String() != "tier=db" {
+				if len(o.Selection.Only) != 2 || o.Selection.Only[1] != (undoplan.ObjectName{Kind: "Cluster", Name: "c1"}) || o.Selection.Selector.String() != "tier=db" {
 					return fmt.Sprintf("%+v", o.Selection)
 				}
 				return ""
@@ -79,23 +79,23 @@ func TestOptionsOf(t *testing.T) {
 }
 
 func TestRecord(t *testing.T) {
-	rows := []restore.Row{
-		{Object: decide.Held{Group: "example.com", Kind: "Widget", Namespace: "a", Name: "w1"}, State: restore.StateRestored},
-		{Object: decide.Held{Kind: "Secret", Namespace: "a", Name: "s1"}, State: restore.StateRestored, Owners: []string{"Widget.example.com a/w1"}},
-		{Object: decide.Held{Kind: "ConfigMap", Namespace: "a", Name: "c1"}, State: restore.StatePresent, OwnersLeftOut: []string{"ClusterRole r: not restored"}},
-		{Object: decide.Held{Kind: "PersistentVolumeClaim", Namespace: "a", Name: "p1"}, State: restore.StateRestored, Problem: "not bound to a volume"},
-		{Object: decide.Held{Group: "example.com", Kind: "Widget", Namespace: "a", Name: "w2"}, State: restore.StateMissing},
+	rows := []undoplan.Row{
+		{Object: decide.Held{Group: "example.com", Kind: "Widget", Namespace: "a", Name: "w1"}, State: undoplan.StateRestored},
+		{Object: decide.Held{Kind: "Secret", Namespace: "a", Name: "s1"}, State: undoplan.StateRestored, Owners: []string{"Widget.example.com a/w1"}},
+		{Object: decide.Held{Kind: "ConfigMap", Namespace: "a", Name: "c1"}, State: undoplan.StatePresent, OwnersLeftOut: []string{"ClusterRole r: not restored"}},
+		{Object: decide.Held{Kind: "PersistentVolumeClaim", Namespace: "a", Name: "p1"}, State: undoplan.StateRestored, Problem: "not bound to a volume"},
+		{Object: decide.Held{Group: "example.com", Kind: "Widget", Namespace: "a", Name: "w2"}, State: undoplan.StateMissing},
 	}
 	t.Run("an ended undo: counts, what is not back, and its end", func(t *testing.T) {
 		u := &cleanupv1alpha1.Undo{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
 		res := &undo.Result{Undo: report.Undo{Backup: "velero/b1", Restore: "b1-undo-1", RestorePhase: "Completed", Rows: rows}, Progress: &velero.Restore{Restored: 4, Total: 4}}
-		v := restore.JudgeUndo(restore.UndoStep{Objects: len(rows), NotBack: res.Missing()})
+		v := undoplan.JudgeUndo(undoplan.UndoStep{Objects: len(rows), NotBack: res.Missing()})
 		record(u, res, v)
 		st := u.Status
 		if st.Phase != cleanupv1alpha1.UndoPartiallyFailed || st.Objects != 5 || st.Restored != 3 || st.Present != 1 || st.Missing != 1 || st.OwnersLinked != 1 {
 			t.Errorf("status %+v", st)
 		}
-		if len(st.NotBack) != 3 || st.NotBack[0].Name != "c1" || st.NotBack[1].Problem != "not bound to a volume" || st.NotBack[2].State != restore.StateMissing {
+		if len(st.NotBack) != 3 || st.NotBack[0].Name != "c1" || st.NotBack[1].Problem != "not bound to a volume" || st.NotBack[2].State != undoplan.StateMissing {
 			t.Errorf("notBack %+v: want c1 (owners left out), p1 (a problem), w2 (missing)", st.NotBack)
 		}
 		if st.Backup != "velero/b1" || st.Restore != "b1-undo-1" || st.ItemsRestored != 4 || st.CompletionTime == nil {
@@ -108,7 +108,7 @@ func TestRecord(t *testing.T) {
 	})
 	t.Run("a Restore under way keeps the counts of the last ended step, and no end", func(t *testing.T) {
 		u := &cleanupv1alpha1.Undo{}
-		record(u, &undo.Result{Undo: report.Undo{Backup: "velero/b1", Restore: "b1-undo-1", RestorePhase: "InProgress", Rows: rows}, UnderWay: true}, restore.JudgeUndo(restore.UndoStep{UnderWay: true}))
+		record(u, &undo.Result{Undo: report.Undo{Backup: "velero/b1", Restore: "b1-undo-1", RestorePhase: "InProgress", Rows: rows}, UnderWay: true}, undoplan.JudgeUndo(undoplan.UndoStep{UnderWay: true}))
 		if u.Status.Phase != cleanupv1alpha1.UndoInProgress || u.Status.Objects != 0 || u.Status.CompletionTime != nil || u.Status.Restore != "b1-undo-1" {
 			t.Errorf("status %+v", u.Status)
 		}
@@ -117,7 +117,7 @@ func TestRecord(t *testing.T) {
 		u := &cleanupv1alpha1.Undo{Status: cleanupv1alpha1.UndoStatus{Reinstall: "reinstall it", Phase: cleanupv1alpha1.UndoWaitingForReinstall}}
 		failed := &velero.Restore{Name: "b1-undo-1-2", Phase: velero.RestoreFailedValidate, Attempt: 2}
 		res := &undo.Result{Undo: report.Undo{Backup: "velero/b1", Restore: failed.Name, RestorePhase: failed.Phase, Attempt: 2, Rows: rows}, Progress: failed}
-		record(u, res, restore.JudgeUndo(restore.UndoStep{Blocked: "Restore b1-undo-1-2 ended FailedValidation", BlockedReason: cleanupv1alpha1.UndoReasonRestoreFailed}))
+		record(u, res, undoplan.JudgeUndo(undoplan.UndoStep{Blocked: "Restore b1-undo-1-2 ended FailedValidation", BlockedReason: cleanupv1alpha1.UndoReasonRestoreFailed}))
 		st := u.Status
 		if st.Phase != cleanupv1alpha1.UndoBlocked || st.Restore != failed.Name || st.Attempt != 2 || st.RestorePhase != velero.RestoreFailedValidate ||
 			st.Objects != 0 || st.CompletionTime != nil || st.Reinstall != "" {
@@ -128,12 +128,12 @@ func TestRecord(t *testing.T) {
 		}
 	})
 	t.Run("status.notBack holds 50 objects at most; the counts are complete", func(t *testing.T) {
-		var many []restore.Row
+		var many []undoplan.Row
 		for i := range 80 {
-			many = append(many, restore.Row{Object: decide.Held{Kind: "Secret", Namespace: "a", Name: fmt.Sprint(i)}, State: restore.StateMissing})
+			many = append(many, undoplan.Row{Object: decide.Held{Kind: "Secret", Namespace: "a", Name: fmt.Sprint(i)}, State: undoplan.StateMissing})
 		}
 		u := &cleanupv1alpha1.Undo{}
-		record(u, &undo.Result{Undo: report.Undo{Rows: many}}, restore.JudgeUndo(restore.UndoStep{Objects: 80, NotBack: 80}))
+		record(u, &undo.Result{Undo: report.Undo{Rows: many}}, undoplan.JudgeUndo(undoplan.UndoStep{Objects: 80, NotBack: 80}))
 		if len(u.Status.NotBack) != cleanupv1alpha1.MaxUndoObjects || u.Status.Missing != 80 {
 			t.Errorf("%d listed, %d missing", len(u.Status.NotBack), u.Status.Missing)
 		}

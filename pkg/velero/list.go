@@ -98,6 +98,11 @@ type volumeInfo struct {
 // PersistentVolume the Backup leaves out: Velero's volume information has
 // no entry for those.
 func (c Client) VolumeBackups(ctx context.Context, b *Backup, now time.Time) ([]decide.VolumeBackup, bool, error) {
+	// Velero is asked for both at once, and the volume information is read
+	// once the contents can be read too, not again at each poll meanwhile.
+	if url, err := c.processed(ctx, b, targetContents, now); url == "" || err != nil {
+		return nil, false, err
+	}
 	var infos []volumeInfo
 	ready, err := c.fetch(ctx, b, targetVolumeInfos, now, &infos)
 	if errors.Is(err, errNotStored) {
@@ -128,19 +133,9 @@ func (c Client) fetch(ctx context.Context, b *Backup, target string, now time.Ti
 // fetchWith reads the Backup's target with read, once Velero has given
 // the URL of the DownloadRequest of this slot (asked for when there is none).
 func (c Client) fetchWith(ctx context.Context, b *Backup, target string, now time.Time, read func(context.Context, *http.Client, string) error) (ready bool, _ error) {
-	dr := &unstructured.Unstructured{}
-	dr.SetGroupVersionKind(downloadRequestKind)
-	err := c.Live.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: requestName(b.Name, target, now)}, dr)
-	switch {
-	case apierrors.IsNotFound(err):
-		return false, c.request(ctx, b.Name, target, now)
-	case err != nil:
-		return false, absent(fmt.Errorf("reading Velero's DownloadRequest %s/%s: %w", c.Namespace, dr.GetName(), err))
-	}
-	phase, _, _ := unstructured.NestedString(dr.Object, "status", "phase")
-	url, _, _ := unstructured.NestedString(dr.Object, "status", "downloadURL")
-	if phase != downloadProcessed || url == "" {
-		return false, nil
+	url, err := c.processed(ctx, b, target, now)
+	if url == "" || err != nil {
+		return false, err
 	}
 	hc, err := c.httpClient(ctx, b.StorageLocation)
 	if err != nil {
@@ -150,6 +145,27 @@ func (c Client) fetchWith(ctx context.Context, b *Backup, target string, now tim
 		return false, fmt.Errorf("downloading the %s of Velero's Backup %s: %w", target, b.Name, err)
 	}
 	return true, nil
+}
+
+// processed is the URL of the Backup's target once Velero has processed
+// the DownloadRequest of this slot, "" until then (the request made when
+// there is none).
+func (c Client) processed(ctx context.Context, b *Backup, target string, now time.Time) (string, error) {
+	dr := &unstructured.Unstructured{}
+	dr.SetGroupVersionKind(downloadRequestKind)
+	err := c.Live.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: requestName(b.Name, target, now)}, dr)
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", c.request(ctx, b.Name, target, now)
+	case err != nil:
+		return "", absent(fmt.Errorf("reading Velero's DownloadRequest %s/%s: %w", c.Namespace, dr.GetName(), err))
+	}
+	phase, _, _ := unstructured.NestedString(dr.Object, "status", "phase")
+	url, _, _ := unstructured.NestedString(dr.Object, "status", "downloadURL")
+	if phase != downloadProcessed {
+		return "", nil
+	}
+	return url, nil
 }
 
 // httpClient is the client that downloads from the storage location: with

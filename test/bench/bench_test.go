@@ -125,8 +125,8 @@ func TestBench(t *testing.T) {
 			report.UndoableAt = append(report.UndoableAt, u)
 			continue
 		}
-		t.Logf("Undoable uninstall of %d resources, each with a Secret, a ConfigMap and a claim, Velero at %d item-block workers: uninstall %s, per-object floor %s, its own Backup %s (%d items, %d volumes): ratio %.2f; a Backup of the same by hand %s; undo %s (%d objects restored, %d linked to their owners again), Velero's own Restore %s: ratio %.2f; the second uninstall of the restored install %s (its Backup %s): ratio to the first %.2f",
-			u.Operands, u.Workers, u.Uninstall, u.Floor, u.Gate, u.Items, u.Volumes, u.Ratio(), u.Velero, u.Undo, u.Restored, u.Linked, u.Restore, u.UndoRatio(), u.Second, u.SecondGate, u.SecondRatio())
+		t.Logf("Undoable uninstall of %d resources, each with a Secret, a ConfigMap and a claim, Velero at %d item-block workers: uninstall %s, per-object floor %s, its own Backup %s (%d items, %d volumes): ratio %.2f; a Backup of the same by hand %s before it, %s after it; undo %s (%d objects restored, %d linked to their owners again), Velero's own Restore %s: ratio %.2f; the second uninstall of the restored install %s (its Backup %s): ratio to the first %.2f",
+			u.Operands, u.Workers, u.Uninstall, u.Floor, u.Gate, u.Items, u.Volumes, u.Ratio(), u.Velero, u.VeleroAfter, u.Undo, u.Restored, u.Linked, u.Restore, u.UndoRatio(), u.Second, u.SecondGate, u.SecondRatio())
 		report.Undoable = &u
 		report.UndoableAt = append(report.UndoableAt, u)
 	}

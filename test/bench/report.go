@@ -106,6 +106,7 @@ func (r Report) Figures() [][2]any {
 			[2]any{"undoable_floor_seconds_" + size(u.Operands), round(u.Floor.Seconds(), 2)},
 			[2]any{"undoable_backup_seconds_" + size(u.Operands), round(u.Gate.Seconds(), 2)},
 			[2]any{"undoable_velero_backup_seconds_" + size(u.Operands), round(u.Velero.Seconds(), 2)},
+			[2]any{"undoable_velero_backup_after_seconds_" + size(u.Operands), round(u.VeleroAfter.Seconds(), 2)},
 			[2]any{"undoable_backup_items_" + size(u.Operands), u.Items},
 			[2]any{"undoable_backup_volumes_" + size(u.Operands), u.Volumes},
 			[2]any{"undo_ratio_to_velero_restore_" + size(u.Operands), round(u.UndoRatio(), 2)},

@@ -16,8 +16,8 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undoplan"
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -37,6 +37,11 @@ type Undoable struct {
 	// the uninstall's own Backup (polled from when it appears), and
 	// Velero's own Backup of the same objects made by hand.
 	Uninstall, Floor, Gate, Velero time.Duration
+	// VeleroAfter is Velero's own Backup by hand of the floor's identical
+	// set, made after the uninstall's Backup: Velero then holds the
+	// snapshots of two Backups, as the uninstall's own Backup held those
+	// of Velero's first.
+	VeleroAfter time.Duration
 	// Items and Volumes are what the uninstall's Backup held.
 	Items, Volumes int32
 	// Undo is `csv-cleaner undo` (pkg/undo, in this process) from its
@@ -140,14 +145,20 @@ func (e *Env) MeasureUndoable(ctx context.Context, n, workers int, gateOnly bool
 			return res, err
 		}
 	}
+	var rec *cleanupv1alpha1.ExtensionCleanup
+	if res.Uninstall, res.Gate, rec, err = e.gatedUninstall(ctx, w); err != nil {
+		return res, err
+	}
+	if !gateOnly {
+		if res.VeleroAfter, err = e.veleroBackupOf(ctx, "reference-after-"+id, []string{decide.EveryNamespace},
+			append(resourcesOf(w.floor), "secrets", "configmaps", "persistentvolumeclaims"), id, "persistentvolumes"); err != nil {
+			return res, err
+		}
+	}
 	if res.Floor, err = e.perObjectFloor(ctx, w.floor); err != nil {
 		return res, err
 	}
 	if err := e.allGone(ctx, floorOwners); err != nil {
-		return res, err
-	}
-	var rec *cleanupv1alpha1.ExtensionCleanup
-	if res.Uninstall, res.Gate, rec, err = e.gatedUninstall(ctx, w); err != nil {
 		return res, err
 	}
 	if b := rec.Status.Backup; b == nil || !b.Verified || int(b.Planned) != n || int(b.Dependents) != dependentsEach*n || int(b.Volumes) != n {
@@ -178,7 +189,7 @@ func (e *Env) MeasureUndoable(ctx context.Context, n, workers int, gateOnly bool
 		return res, fmt.Errorf("the undo left %d of %d objects missing (%d rows)", missing, (1+dependentsEach)*n, len(undone.Rows))
 	}
 	for _, row := range undone.Rows {
-		if row.State == restore.StateRestored {
+		if row.State == undoplan.StateRestored {
 			res.Restored++
 		}
 		if len(row.Owners) > 0 {
@@ -439,8 +450,8 @@ func resourcesOf(set []fixtures.CRD) []string {
 // create --from-backup` does), and times it from its creation to Completed
 // with its claims bound, what the undo checks before it ends.
 func (e *Env) veleroRestore(ctx context.Context, backup string, claims int) (time.Duration, error) {
-	excluded := make([]any, len(restore.Excluded))
-	for i, r := range restore.Excluded {
+	excluded := make([]any, len(undoplan.Excluded))
+	for i, r := range undoplan.Excluded {
 		excluded[i] = r
 	}
 	r := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"backupName": backup, "excludedResources": excluded, "restorePVs": true}}}

@@ -19,6 +19,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/olmv1"
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 )
@@ -46,7 +47,7 @@ var _ = Describe("csv-cleaner installed by OLM v1 as a ClusterExtension", func()
 		Expect(err).NotTo(HaveOccurred())
 
 		By("installing csv-cleaner as ClusterExtension csv-cleaner into namespace csv-cleaner")
-		self := installExtension(ctx, c.Client, "csv-cleaner", "csv-cleaner", decide.SelfPackage, bundleName)
+		self := installExtension(ctx, c.Client, "csv-cleaner", "csv-cleaner", olmv1.SelfPackage, bundleName)
 		for _, name := range []string{"cleanuppolicies.cleanup.csv-cleaner.io", "csvcleanups.cleanup.csv-cleaner.io", "extensioncleanups.cleanup.csv-cleaner.io"} {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
 			Expect(c.Client.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())

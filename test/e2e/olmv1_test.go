@@ -26,6 +26,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/olmv1"
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -63,7 +64,7 @@ func (e *extInstall) ns(s string) string {
 
 // ownedBy selects what operator-controller applied for the extension (its owner labels).
 func (e *extInstall) ownedBy() client.MatchingLabels {
-	return client.MatchingLabels{decide.ExtensionOwnerKindLabel: ocv1.ClusterExtensionKind, decide.ExtensionOwnerNameLabel: e.name()}
+	return client.MatchingLabels{olmv1.ExtensionOwnerKindLabel: ocv1.ClusterExtensionKind, olmv1.ExtensionOwnerNameLabel: e.name()}
 }
 
 // install creates the CleanupPolicy and installs the package as a
@@ -383,7 +384,7 @@ var _ = Describe("OLM v1: a ClusterExtension's uninstall, with real operator-con
 		Expect(kc.Client.Get(ctx, client.ObjectKey{Name: e.crd().Name()}, crd)).To(Succeed())
 		Expect(crd.OwnerReferences).To(ContainElement(And(
 			HaveField("UID", e.ext.UID), HaveField("Controller", HaveValue(BeTrue())), HaveField("BlockOwnerDeletion", HaveValue(BeTrue())))))
-		Expect(crd.Labels).To(HaveKeyWithValue(decide.ExtensionOwnerNameLabel, e.name()))
+		Expect(crd.Labels).To(HaveKeyWithValue(olmv1.ExtensionOwnerNameLabel, e.name()))
 		before, err := e.snapshot(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(before).To(HaveKey("Deployment " + e.name() + "/" + fixtures.SampleServiceAccount))
@@ -452,8 +453,8 @@ var _ = Describe("OLM v1: a ClusterExtension's uninstall, with real operator-con
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		Expect(kc.Client.Get(ctx, client.ObjectKey{Name: e.crd().Name()}, crd)).To(Succeed())
 		Expect(crd.OwnerReferences).To(BeEmpty())
-		Expect(crd.Labels).NotTo(HaveKey(decide.ExtensionOwnerNameLabel))
-		Expect(crd.Labels).NotTo(HaveKey(decide.ExtensionOwnerKindLabel))
+		Expect(crd.Labels).NotTo(HaveKey(olmv1.ExtensionOwnerNameLabel))
+		Expect(crd.Labels).NotTo(HaveKey(olmv1.ExtensionOwnerKindLabel))
 		rec, err := e.record(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rec.Status.Phase).To(Equal(cleanupv1alpha1.PhaseCompleted), "record %+v", rec.Status)

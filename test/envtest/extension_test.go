@@ -22,6 +22,7 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/olmv1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/pkg/self"
@@ -64,7 +65,7 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		Eventually(s.resources).WithContext(ctx).Should(BeEmpty())
 		Eventually(s.phase).WithContext(ctx).Should(Equal(string(cleanupv1alpha1.PhaseCompleted)))
 		rec := s.record(ctx)
-		Expect(rec.Status.Cascade).To(Equal(string(decide.CascadeBackground)))
+		Expect(rec.Status.Cascade).To(Equal(string(olmv1.CascadeBackground)))
 		Expect(rec.Status.Counts).To(ContainElement(And(HaveField("Kind", s.ext.CRDs[0].Kind+"."+s.ext.CRDs[0].Group),
 			HaveField("Found", BeEquivalentTo(3)), HaveField("Deleted", BeEquivalentTo(3)))))
 		Expect(rec.Status.Counts).To(ContainElement(And(HaveField("Kind", decide.CRDKind), HaveField("Found", BeEquivalentTo(1)))))
@@ -94,8 +95,8 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s.objs.CRDs[0]), crd)).To(Succeed())
 		Expect(crd.DeletionTimestamp).To(BeNil())
 		Expect(crd.OwnerReferences).To(BeEmpty())
-		Expect(crd.Labels).NotTo(HaveKey(decide.ExtensionOwnerKindLabel))
-		Expect(crd.Labels).NotTo(HaveKey(decide.ExtensionOwnerNameLabel))
+		Expect(crd.Labels).NotTo(HaveKey(olmv1.ExtensionOwnerKindLabel))
+		Expect(crd.Labels).NotTo(HaveKey(olmv1.ExtensionOwnerNameLabel))
 		Expect(s.resources(ctx)).To(ConsistOf(s.ns("a") + "/kept"))
 		rec := s.record(ctx)
 		Expect(rec.Status.Kept).To(ContainElement(And(HaveField("Kind", decide.CRDKind), HaveField("Reason", cleanupv1alpha1.KeepPolicyOrphan))))
@@ -114,7 +115,7 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		Eventually(s.phase).WithContext(ctx).Should(Equal(string(cleanupv1alpha1.PhaseSkipped)))
 		rec := s.record(ctx)
 		Expect(rec.Status.Reason).To(Equal(cleanupv1alpha1.ReasonOrphanCascade))
-		Expect(rec.Status.Cascade).To(Equal(string(decide.CascadeOrphan)))
+		Expect(rec.Status.Cascade).To(Equal(string(olmv1.CascadeOrphan)))
 		Expect(rec.Status.Message).To(ContainSubstring("--cascade=orphan"))
 		Eventually(s.finalizers).WithContext(ctx).Should(BeNil())
 		Expect(s.resources(ctx)).To(ConsistOf(s.ns("a") + "/stays"))
@@ -132,7 +133,7 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 
 		s.deleteAsOperatorController(ctx, ptr.To(metav1.DeletePropagationForeground))
 		Eventually(s.phase).WithContext(ctx).Should(Equal(string(cleanupv1alpha1.PhaseCompleted)))
-		Expect(s.record(ctx).Status.Cascade).To(Equal(string(decide.CascadeForeground)))
+		Expect(s.record(ctx).Status.Cascade).To(Equal(string(olmv1.CascadeForeground)))
 		Expect(s.extEventReasons(ctx)).To(ContainElement("ForegroundCascade"))
 		Eventually(s.finalizers).WithContext(ctx).Should(BeNil())
 		Eventually(present).WithContext(ctx).WithArguments(s.objs.CRDs[0]).Should(BeFalse())

@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/olmv1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -174,8 +174,8 @@ var _ = Describe("The admission policy make deploy applies", func() {
 		})
 		detached := crdOf(e.objs.CRDs[0].Name)
 		detached.OwnerReferences = nil
-		delete(detached.Labels, decide.ExtensionOwnerKindLabel)
-		delete(detached.Labels, decide.ExtensionOwnerNameLabel)
+		delete(detached.Labels, olmv1.ExtensionOwnerKindLabel)
+		delete(detached.Labels, olmv1.ExtensionOwnerNameLabel)
 		Expect(as.Update(ctx, detached, client.DryRunAll)).To(Succeed())
 		relabelledCRD := crdOf(e.objs.CRDs[0].Name)
 		relabelledCRD.OwnerReferences = nil

@@ -16,6 +16,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/olmv1"
 )
 
 // A ClusterExtension deleted with --cascade=foreground: the garbage
@@ -75,7 +76,7 @@ var _ = Describe("A ClusterExtension deleted with --cascade=foreground, its oper
 		Expect(s.resources(ctx)).To(BeEmpty())
 		Expect(s.crdExists(ctx)).To(BeFalse(), "the CRD, once its instances were gone")
 		rec := s.record(ctx)
-		Expect(rec.Status.Cascade).To(Equal(string(decide.CascadeForeground)))
+		Expect(rec.Status.Cascade).To(Equal(string(olmv1.CascadeForeground)))
 		Expect(rec.Status.Remaining).To(BeZero())
 		Expect(rec.Status.Counts).To(ContainElement(And(HaveField("Kind", kind(s)), HaveField("Found", BeEquivalentTo(resources)),
 			HaveField("Deleted", BeEquivalentTo(resources)), HaveField("Remaining", BeZero()))))

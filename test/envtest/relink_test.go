@@ -20,9 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
 	"github.com/csv-cleaner/csv-cleaner/pkg/destroyed"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undoplan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -139,9 +139,9 @@ func relinkSpecs() {
 		res, err := undo.Run(ctx, k8s, undo.Options{Owner: owner})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Rows).To(ContainElements(
-			And(HaveField("Object.Name", "w1"), HaveField("State", restore.StateMissing),
+			And(HaveField("Object.Name", "w1"), HaveField("State", undoplan.StateMissing),
 				HaveField("Problem", ContainSubstring("the Backup holds Widget."+s.crd(0).Group+" at version v1, which its CRD no longer serves (it serves v2)"))),
-			And(HaveField("Object.Name", "w1-config"), HaveField("State", restore.StateRestored), HaveField("OwnersLeftOut", ConsistOf("Widget."+s.crd(0).Group+" "+s.ns("a")+"/w1: not restored")))))
+			And(HaveField("Object.Name", "w1-config"), HaveField("State", undoplan.StateRestored), HaveField("OwnersLeftOut", ConsistOf("Widget."+s.crd(0).Group+" "+s.ns("a")+"/w1: not restored")))))
 		Expect(res.Missing()).To(Equal(1))
 		Expect(ownersOf(ctx, cm)).To(BeEmpty())
 
@@ -210,8 +210,8 @@ func relinkSpecs() {
 
 		By("a name the uninstall did not delete: nothing is restored")
 		owner := decide.Owner{Kind: decide.KindCSV, Namespace: s.install.Namespace, Name: s.install.CSVName}
-		only := func(name string) restore.UndoSelection {
-			return restore.UndoSelection{Only: []restore.ObjectName{{Kind: "Widget", Namespace: a, Name: name}}}
+		only := func(name string) undoplan.UndoSelection {
+			return undoplan.UndoSelection{Only: []undoplan.ObjectName{{Kind: "Widget", Namespace: a, Name: name}}}
 		}
 		_, err := undo.Run(ctx, k8s, undo.Options{Owner: owner, Selection: only("w3")})
 		Expect(err).To(MatchError(ContainSubstring("the uninstall deleted no custom resource Widget/" + a + "/w3")))

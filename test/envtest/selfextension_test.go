@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide/olmv1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/manager"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -26,7 +27,7 @@ var _ = Describe("csv-cleaner installed by OLM v1 as a ClusterExtension", func()
 		managed.createPolicy(ctx)
 		managed.create(ctx)
 
-		self := fixtures.Extension{Name: "csv-cleaner-olmv1", Package: decide.SelfPackage, Namespace: ns}
+		self := fixtures.Extension{Name: "csv-cleaner-olmv1", Package: olmv1.SelfPackage, Namespace: ns}
 		objs, err := self.Create(ctx, k8s)
 		Expect(err).NotTo(HaveOccurred())
 		own := func(ctx context.Context) []string {

@@ -27,9 +27,9 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-	"github.com/csv-cleaner/csv-cleaner/pkg/decide/restore"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
+	"github.com/csv-cleaner/csv-cleaner/pkg/undoplan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 	"github.com/csv-cleaner/csv-cleaner/test/controlplane"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -380,8 +380,8 @@ func unreadSpecs() {
 		Expect(json.Unmarshal([]byte(out), &res)).To(Succeed())
 		Expect(res.Restore).To(BeEmpty())
 		Expect(res.Rows).To(ConsistOf(
-			And(HaveField("Object.Kind", "Widget"), HaveField("State", restore.StatePresent)),
-			And(HaveField("Object.Kind", "OpenTelemetryCollector"), HaveField("Object.Name", "w1-collector"), HaveField("State", restore.StateUnread),
+			And(HaveField("Object.Kind", "Widget"), HaveField("State", undoplan.StatePresent)),
+			And(HaveField("Object.Kind", "OpenTelemetryCollector"), HaveField("Object.Name", "w1-collector"), HaveField("State", undoplan.StateUnread),
 				HaveField("Problem", And(ContainSubstring("conversion webhook"), ContainSubstring("run the undo again once the kind can be listed"))))))
 		Expect(restoresIn(ctx, "velero-unread")).To(BeZero())
 	})

@@ -1,4 +1,5 @@
-// Package restore holds the undo's decisions, as pure functions of what
+// Package undoplan holds the undo's decisions (what pkg/decide is to an
+// uninstall), as pure functions of what
 // the undo read: what it restores of an uninstall (Restorable, Select),
 // whether the operator runs beside it (OperatorRunning), the Restore to
 // follow or the next attempt to make and when an Undo makes it after a
@@ -7,5 +8,7 @@
 // object to again (Relink), how it judges each object before and after
 // its Restore (Rows, Settle) and the phase of an Undo (JudgeUndo).
 //
-// Like pkg/decide, it must not import a client or read the cluster.
-package restore
+// Like pkg/decide, it must not import a client or read the cluster
+// (.golangci.yml's rule for the decisions holds its files too). It was
+// pkg/decide/restore, a name that read as Velero's Restore.
+package undoplan

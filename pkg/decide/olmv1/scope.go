@@ -1,10 +1,12 @@
-package decide
+package olmv1
 
 import (
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 
 	ocv1 "github.com/operator-framework/operator-controller/api/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -30,9 +32,9 @@ type ExtensionScopeInput struct {
 // extension only, so an owned CRD's instances are all the extension's: its
 // scope is Proven and has no other owners. A CRD whose owner is in doubt,
 // or that is not established, is a problem that blocks the uninstall.
-func ScopeExtensionCRDs(in ExtensionScopeInput) ([]CRDScope, []Problem) {
-	var scopes []CRDScope
-	var problems []Problem
+func ScopeExtensionCRDs(in ExtensionScopeInput) ([]decide.CRDScope, []decide.Problem) {
+	var scopes []decide.CRDScope
+	var problems []decide.Problem
 	for _, crd := range in.CRDs {
 		owned, problem := OwnershipOf(crd, "CustomResourceDefinition", in.Extension, in.Sets)
 		switch {
@@ -42,18 +44,18 @@ func ScopeExtensionCRDs(in ExtensionScopeInput) ([]CRDScope, []Problem) {
 		case owned == NotOwned:
 			continue
 		}
-		s := CRDScope{Name: crd.Name, Kind: crd.Spec.Names.Kind + "." + crd.Spec.Group, CRD: crd,
+		s := decide.CRDScope{Name: crd.Name, Kind: crd.Spec.Names.Kind + "." + crd.Spec.Group, CRD: crd,
 			Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped, Proven: true}
-		version, ok := servedVersion(crd)
-		if !established(crd) || !ok {
-			problems = append(problems, Problem{Reason: cleanupv1alpha1.BlockedCRDNotEstablished, Object: "CustomResourceDefinition " + crd.Name,
-				Message: fmt.Sprintf("CRD %s is not established or serves no version, so its instances cannot be listed; check its status conditions", crd.Name)})
+		version, ok := decide.ServedVersion(crd)
+		if !decide.Established(crd) || !ok {
+			problems = append(problems, decide.Problem{Reason: cleanupv1alpha1.BlockedCRDNotEstablished, Object: "CustomResourceDefinition " + crd.Name,
+				Message: fmt.Sprintf("CRD %s is not decide.Established or serves no version, so its instances cannot be listed; check its status conditions", crd.Name)})
 			continue
 		}
 		s.GVR = schema.GroupVersionResource{Group: crd.Spec.Group, Version: version, Resource: crd.Spec.Names.Plural}
 		scopes = append(scopes, s)
 	}
-	slices.SortFunc(scopes, func(a, b CRDScope) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(scopes, func(a, b decide.CRDScope) int { return strings.Compare(a.Name, b.Name) })
 	return scopes, problems
 }
 
@@ -61,9 +63,9 @@ func ScopeExtensionCRDs(in ExtensionScopeInput) ([]CRDScope, []Problem) {
 // an uninstall deletes: every namespace with crds: Delete, else
 // spec.config.inline's watchNamespace (every one when unset). A configuration
 // that cannot be read blocks (docs/clusterextensions.md).
-func ExtensionTargets(ext *ocv1.ClusterExtension, s Settings) (NamespaceSet, *Problem) {
+func ExtensionTargets(ext *ocv1.ClusterExtension, s decide.Settings) (decide.NamespaceSet, *decide.Problem) {
 	if s.CRDs == cleanupv1alpha1.Delete || ext.Spec.Config == nil || ext.Spec.Config.Inline == nil {
-		return AllNamespaces(), nil
+		return decide.AllNamespaces(), nil
 	}
 	var config map[string]any
 	if err := json.Unmarshal(ext.Spec.Config.Inline.Raw, &config); err != nil {
@@ -71,21 +73,21 @@ func ExtensionTargets(ext *ocv1.ClusterExtension, s Settings) (NamespaceSet, *Pr
 	}
 	switch ns := config["watchNamespace"].(type) {
 	case nil:
-		return AllNamespaces(), nil
+		return decide.AllNamespaces(), nil
 	case string:
 		if ns == "" {
-			return AllNamespaces(), nil
+			return decide.AllNamespaces(), nil
 		}
 		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
 			return nil, targetsProblem(ext, fmt.Sprintf("spec.config.inline.watchNamespace %q is no namespace name: %s", ns, strings.Join(errs, "; ")))
 		}
-		return NewNamespaceSet([]string{ns}), nil
+		return decide.NewNamespaceSet([]string{ns}), nil
 	default:
 		return nil, targetsProblem(ext, fmt.Sprintf("spec.config.inline.watchNamespace is a %T, not a namespace name", ns))
 	}
 }
 
-func targetsProblem(ext *ocv1.ClusterExtension, msg string) *Problem {
-	return &Problem{Reason: cleanupv1alpha1.BlockedTargetNamespacesUnknown, Object: "ClusterExtension " + ext.Name,
+func targetsProblem(ext *ocv1.ClusterExtension, msg string) *decide.Problem {
+	return &decide.Problem{Reason: cleanupv1alpha1.BlockedTargetNamespacesUnknown, Object: "ClusterExtension " + ext.Name,
 		Message: msg + "; fix the ClusterExtension's configuration, or set crds: Delete (every namespace)"}
 }

@@ -1,7 +1,9 @@
-package decide
+package olmv1
 
 import (
 	"slices"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -63,18 +65,18 @@ func ClassifyExtension(finalizers []string) ExtensionVerdict {
 // to the garbage collector with crds: Delete and no instance left (as a
 // CSV's CRDFate), else detached so that it stays. A CRD already being
 // deleted goes once its instances are gone (docs/clusterextensions.md).
-func ExtensionCRDFate(s Settings, scope CRDScope, instancesLeft bool) Item {
-	it := Item{Action: ActionKeep, Kind: CRDKind, Name: scope.Name}
+func ExtensionCRDFate(s decide.Settings, scope decide.CRDScope, instancesLeft bool) decide.Item {
+	it := decide.Item{Action: decide.ActionKeep, Kind: decide.CRDKind, Name: scope.Name}
 	switch {
 	case scope.CRD != nil && !scope.CRD.DeletionTimestamp.IsZero():
-		it.Action, it.Reason = ActionDelete, DeleteTerminating
+		it.Action, it.Reason = decide.ActionDelete, decide.DeleteTerminating
 		it.Message = "the garbage collector is deleting it (--cascade=foreground), and with it every instance: it goes once they are gone"
 	case s.CRDs != cleanupv1alpha1.Delete:
 		it.Reason = cleanupv1alpha1.KeepPolicyOrphan
 	case instancesLeft:
 		it.Reason = cleanupv1alpha1.KeepHasInstances
 	default:
-		it.Action, it.Reason = ActionDelete, DeleteGarbageCollected
+		it.Action, it.Reason = decide.ActionDelete, decide.DeleteGarbageCollected
 	}
 	return it
 }

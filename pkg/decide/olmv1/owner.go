@@ -1,7 +1,9 @@
-package decide
+package olmv1
 
 import (
 	"fmt"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 
 	ocv1 "github.com/operator-framework/operator-controller/api/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,9 +76,9 @@ func labelsName(obj metav1.Object, ext Extension) bool {
 // ControlledSets returns the UIDs of the ClusterObjectSets whose controller
 // is the extension, and a problem for each set the garbage collector would
 // delete with the extension but whose owner labels name another owner.
-func ControlledSets(ext Extension, sets []metav1.Object) (map[types.UID]bool, []Problem) {
+func ControlledSets(ext Extension, sets []metav1.Object) (map[types.UID]bool, []decide.Problem) {
 	owned := map[types.UID]bool{}
-	var problems []Problem
+	var problems []decide.Problem
 	for _, set := range sets {
 		if !isExtensionRef(controllerRef(set), ext) {
 			continue
@@ -95,7 +97,7 @@ func ControlledSets(ext Extension, sets []metav1.Object) (map[types.UID]bool, []
 // and both owner labels name the extension. Labels naming another owner
 // are a problem (OwnershipMismatch); labels without the ownerReference
 // (helm.sh/resource-policy: keep) are not ownership.
-func OwnershipOf(obj metav1.Object, kind string, ext Extension, sets map[types.UID]bool) (Ownership, *Problem) {
+func OwnershipOf(obj metav1.Object, kind string, ext Extension, sets map[types.UID]bool) (Ownership, *decide.Problem) {
 	ref := controllerRef(obj)
 	var how Ownership
 	switch {
@@ -113,9 +115,9 @@ func OwnershipOf(obj metav1.Object, kind string, ext Extension, sets map[types.U
 	return how, nil
 }
 
-func mismatch(kind string, obj metav1.Object, ext Extension) Problem {
+func mismatch(kind string, obj metav1.Object, ext Extension) decide.Problem {
 	l := obj.GetLabels()
-	return Problem{Reason: cleanupv1alpha1.BlockedOwnershipMismatch, Object: kind + " " + obj.GetName(),
+	return decide.Problem{Reason: cleanupv1alpha1.BlockedOwnershipMismatch, Object: kind + " " + obj.GetName(),
 		Message: fmt.Sprintf("%s %s is controlled by ClusterExtension %s (directly or through a ClusterObjectSet), so the garbage collector deletes it with the extension, but its labels %s=%q and %s=%q do not name that extension; fix the labels, or remove the ownerReference to keep it, then the uninstall goes on",
 			kind, obj.GetName(), ext.Name, ExtensionOwnerKindLabel, l[ExtensionOwnerKindLabel], ExtensionOwnerNameLabel, l[ExtensionOwnerNameLabel])}
 }

@@ -1,7 +1,9 @@
-package decide
+package olmv1
 
 import (
 	"fmt"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -15,8 +17,8 @@ import (
 // highest priority wins, then the name that sorts first, as for CSVs.
 // Policies being deleted select nothing; a selector that cannot be parsed
 // selects nothing and is reported in errs.
-func SelectExtensionPolicy(policies []cleanupv1alpha1.CleanupPolicy, extLabels map[string]string) (Selection, []error) {
-	return selectAmong(policies, func(p *cleanupv1alpha1.CleanupPolicy) (bool, error) { return SelectsExtension(p, extLabels) })
+func SelectExtensionPolicy(policies []cleanupv1alpha1.CleanupPolicy, extLabels map[string]string) (decide.Selection, []error) {
+	return decide.SelectAmong(policies, func(p *cleanupv1alpha1.CleanupPolicy) (bool, error) { return SelectsExtension(p, extLabels) })
 }
 
 // SelectsExtension reports whether a policy's clusterExtensionSelector

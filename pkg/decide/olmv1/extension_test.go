@@ -1,7 +1,9 @@
-package decide
+package olmv1
 
 import (
 	"time"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 
 	"testing"
 
@@ -127,11 +129,11 @@ func TestExtensionTargets(t *testing.T) {
 		}
 		return e
 	}
-	orphan := Settings{CRDs: cleanupv1alpha1.Orphan}
+	orphan := decide.Settings{CRDs: cleanupv1alpha1.Orphan}
 	for _, tt := range []struct {
 		name     string
 		ext      *ocv1.ClusterExtension
-		settings Settings
+		settings decide.Settings
 		want     []string // nil: every namespace
 		problem  bool
 	}{
@@ -139,7 +141,7 @@ func TestExtensionTargets(t *testing.T) {
 		{"a watch namespace", ext(`{"watchNamespace":"team-a"}`), orphan, []string{"team-a"}, false},
 		{"an empty watch namespace", ext(`{"watchNamespace":""}`), orphan, nil, false},
 		{"a null watch namespace", ext(`{"watchNamespace":null}`), orphan, nil, false},
-		{"crds: Delete takes every namespace", ext(`{"watchNamespace":"team-a"}`), Settings{CRDs: cleanupv1alpha1.Delete}, nil, false},
+		{"crds: Delete takes every namespace", ext(`{"watchNamespace":"team-a"}`), decide.Settings{CRDs: cleanupv1alpha1.Delete}, nil, false},
 		{"no namespace name", ext(`{"watchNamespace":"Team A"}`), orphan, nil, true},
 		{"not a string", ext(`{"watchNamespace":["a","b"]}`), orphan, nil, true},
 		{"not an object", ext(`["a"]`), orphan, nil, true},
@@ -174,9 +176,9 @@ func TestClassifyExtension(t *testing.T) {
 		cascade    Cascade
 		skip       string
 	}{
-		{[]string{"olm.operatorframework.io/cleanup-unpack-cache", DefaultFinalizer}, CascadeBackground, ""},
-		{[]string{metav1.FinalizerOrphanDependents, DefaultFinalizer}, CascadeOrphan, cleanupv1alpha1.ReasonOrphanCascade},
-		{[]string{metav1.FinalizerDeleteDependents, DefaultFinalizer}, CascadeForeground, ""},
+		{[]string{"olm.operatorframework.io/cleanup-unpack-cache", decide.DefaultFinalizer}, CascadeBackground, ""},
+		{[]string{metav1.FinalizerOrphanDependents, decide.DefaultFinalizer}, CascadeOrphan, cleanupv1alpha1.ReasonOrphanCascade},
+		{[]string{metav1.FinalizerDeleteDependents, decide.DefaultFinalizer}, CascadeForeground, ""},
 	} {
 		t.Run(string(tt.cascade), func(t *testing.T) {
 			v := ClassifyExtension(tt.finalizers)
@@ -188,26 +190,26 @@ func TestClassifyExtension(t *testing.T) {
 }
 
 func TestExtensionCRDFate(t *testing.T) {
-	live := CRDScope{Name: "widgets.example.com", CRD: &apiextensionsv1.CustomResourceDefinition{}}
-	terminating := CRDScope{Name: "widgets.example.com", CRD: &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &metav1.Time{Time: time.Unix(1, 0)}}}}
+	live := decide.CRDScope{Name: "widgets.example.com", CRD: &apiextensionsv1.CustomResourceDefinition{}}
+	terminating := decide.CRDScope{Name: "widgets.example.com", CRD: &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &metav1.Time{Time: time.Unix(1, 0)}}}}
 	for _, tt := range []struct {
 		name      string
-		scope     CRDScope
+		scope     decide.CRDScope
 		crds      cleanupv1alpha1.Action
 		instances bool
 		action    string
 		reason    string
 	}{
-		{"crds: Orphan detaches it", live, cleanupv1alpha1.Orphan, false, ActionKeep, cleanupv1alpha1.KeepPolicyOrphan},
-		{"crds: Delete with instances left keeps it", live, cleanupv1alpha1.Delete, true, ActionKeep, cleanupv1alpha1.KeepHasInstances},
-		{"crds: Delete with none left leaves it to the garbage collector", live, cleanupv1alpha1.Delete, false, ActionDelete, DeleteGarbageCollected},
-		{"already being deleted (foreground): it goes, crds: Orphan or not", terminating, cleanupv1alpha1.Orphan, true, ActionDelete, DeleteTerminating},
-		{"already being deleted, crds: Delete", terminating, cleanupv1alpha1.Delete, false, ActionDelete, DeleteTerminating},
+		{"crds: Orphan detaches it", live, cleanupv1alpha1.Orphan, false, decide.ActionKeep, cleanupv1alpha1.KeepPolicyOrphan},
+		{"crds: Delete with instances left keeps it", live, cleanupv1alpha1.Delete, true, decide.ActionKeep, cleanupv1alpha1.KeepHasInstances},
+		{"crds: Delete with none left leaves it to the garbage collector", live, cleanupv1alpha1.Delete, false, decide.ActionDelete, decide.DeleteGarbageCollected},
+		{"already being deleted (foreground): it goes, crds: Orphan or not", terminating, cleanupv1alpha1.Orphan, true, decide.ActionDelete, decide.DeleteTerminating},
+		{"already being deleted, crds: Delete", terminating, cleanupv1alpha1.Delete, false, decide.ActionDelete, decide.DeleteTerminating},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			scope := tt.scope
-			it := ExtensionCRDFate(Settings{CRDs: tt.crds}, scope, tt.instances)
-			if it.Action != tt.action || it.Reason != tt.reason || it.Kind != CRDKind || it.Name != scope.Name {
+			it := ExtensionCRDFate(decide.Settings{CRDs: tt.crds}, scope, tt.instances)
+			if it.Action != tt.action || it.Reason != tt.reason || it.Kind != decide.CRDKind || it.Name != scope.Name {
 				t.Errorf("ExtensionCRDFate = %+v, want %s %s", it, tt.action, tt.reason)
 			}
 		})
@@ -259,14 +261,14 @@ func TestSelectExtensionPolicy(t *testing.T) {
 		t.Errorf("unlabelled: winner %v, want every-extension (a policy without the selector selects no extension)", sel.Winner)
 	}
 	// A policy that selects extensions and has no csvSelector selects no CSV.
-	if ok, _ := Selects(&policies[1], nil, nil); ok {
+	if ok, _ := decide.Selects(&policies[1], nil, nil); ok {
 		t.Error("every-extension selects CSVs, want none")
 	}
 	both := policy("both", 0, all, all)
-	if ok, _ := Selects(&both, nil, nil); !ok {
+	if ok, _ := decide.Selects(&both, nil, nil); !ok {
 		t.Error("a policy with both selectors selects no CSV, want every CSV")
 	}
-	if ok, _ := Selects(&policies[0], nil, nil); !ok {
+	if ok, _ := decide.Selects(&policies[0], nil, nil); !ok {
 		t.Error("a policy with neither selector selects no CSV, want every CSV (as before extensions)")
 	}
 }

@@ -1,4 +1,4 @@
-package decide
+package olmv1
 
 import (
 	"fmt"
