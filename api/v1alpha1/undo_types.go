@@ -201,6 +201,11 @@ type UndoStatus struct {
 	// +listType=atomic
 	// +optional
 	NotBack []UndoObject `json:"notBack,omitempty"`
+	// rows is the ConfigMap (namespace/name, in Velero's namespace, owned
+	// by the Undo) that keeps what the undo came to, every object's row,
+	// once it ended: what `csv-cleaner undo` prints.
+	// +optional
+	Rows string `json:"rows,omitempty"`
 	// startTime is when the undo began; completionTime, when it ended.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`

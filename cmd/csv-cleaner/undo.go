@@ -174,9 +174,9 @@ func runUndo(kubeconfig string, o undo.Options, how undoRun, stdout io.Writer) e
 		return err
 	}
 	if how.output == "json" {
-		err = report.UndoJSON(stdout, &res.Undo)
+		err = report.UndoJSON(stdout, &res.Outcome)
 	} else {
-		err = report.UndoTable(stdout, &res.Undo)
+		err = report.UndoTable(stdout, &res.Outcome)
 	}
 	if err != nil {
 		return err

@@ -5,7 +5,9 @@
 // runs, waits for the Backup, verifies it against the plan, keeps beside it
 // what the uninstall destroys (pkg/destroyed) and only then opens.
 //
-// It must not import the engine (the engine runs it through Host) nor
+// The engine hands it the pass as read (Pass) and writes what the pass came
+// to (Outcome) into the record: the gate holds no pointer into the record.
+// It must not import the engine nor
 // decide what pkg/decide can decide: the Backup's name, content, phases,
 // retries and verification are pkg/decide's.
 package backupgate

@@ -32,10 +32,10 @@ func (g *Gate) whyFailed(ctx context.Context, tool backupTool, backup *velero.Ba
 		return ready, err
 	})
 	if err != nil {
-		logr.FromContextOrDiscard(ctx).Info("Could not read the results of Velero's failed Backup: saying what its status says", "backup", klog.KRef(g.h.Settings().Backup.Velero.Namespace, backup.Name), "error", err.Error())
+		logr.FromContextOrDiscard(ctx).Info("Could not read the results of Velero's failed Backup: saying what its status says", "backup", klog.KRef(g.pass.Settings.Backup.Velero.Namespace, backup.Name), "error", err.Error())
 	}
 	p := *problem
 	p.Message = failure.Detail()
-	g.h.Event(corev1.EventTypeWarning, "BackupFailed", "Backup", "%s", p.Message)
+	g.pass.Event(corev1.EventTypeWarning, "BackupFailed", "Backup", "%s", p.Message)
 	return &p
 }

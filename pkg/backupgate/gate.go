@@ -46,7 +46,8 @@ type backupTool interface {
 }
 
 // Gate is the backup gate of one pass of an uninstall: what it reads and
-// writes with (the engine's clients, live) and the pass it gates (Host).
+// writes with (the engine's clients, live), and, while it runs, the pass it
+// gates and what that pass comes to.
 type Gate struct {
 	// Live reads from the API server; Client writes, and maps kinds to
 	// their resources.
@@ -59,34 +60,53 @@ type Gate struct {
 	// verified: the engine's, for every pass.
 	Plans *Plans
 
-	h Host
+	pass Pass
+	out  Outcome
 }
 
-// Host is the pass of an uninstall the gate opens: the engine's Uninstall.
-type Host interface {
-	// Owner is what is uninstalled.
-	Owner() decide.Owner
-	// Settings are the policy's settings the uninstall runs under.
-	Settings() decide.Settings
-	// Status is the record's status, which the pass writes at its end.
-	Status() *cleanupv1alpha1.UninstallStatus
-	// Plan is the owner's plan to depth, as the cluster is now.
-	Plan(ctx context.Context, depth dryrun.PlanDepth) (*dryrun.DryRun, error)
-	// Event sends an Event on the owner.
-	Event(eventType, reason, action, note string, args ...any)
-	// Wait says what the pass waits for ("" keeps what it says) and looks
-	// again after poll.
-	Wait(note string, poll time.Duration)
-	// Deleting writes the record at Deleting with msg, before the first delete.
-	Deleting(ctx context.Context, msg string) error
+// Pass is the pass of an uninstall the gate opens, as the engine read it
+// before the gate: the gate reads it and writes nothing into it.
+type Pass struct {
+	// Owner is what is uninstalled; Settings, the policy's settings the
+	// uninstall runs under.
+	Owner    decide.Owner
+	Settings decide.Settings
+	// Backup is the record's backup status as the pass began; Reason and
+	// Message, the record's, said again while a failed Backup's next
+	// attempt is not due.
+	Backup          *cleanupv1alpha1.BackupStatus
+	Reason, Message string
+	// Plan is the owner's plan to depth, as the cluster is now: the gate
+	// asks for it only when it makes or verifies a Backup.
+	Plan func(ctx context.Context, depth dryrun.PlanDepth) (*dryrun.DryRun, error)
 	// UndoCommand is how a person undoes the uninstall.
-	UndoCommand() string
+	UndoCommand string
+	// Event sends an Event on the owner.
+	Event func(eventType, reason, action, note string, args ...any)
 }
 
-// For is the gate of the pass h.
-func (g Gate) For(h Host) *Gate {
-	g.h = h
-	return &g
+// Outcome is what one pass of the gate came to, for the engine to write
+// into the record: the gate holds no pointer into it.
+type Outcome struct {
+	// Open: the Backup is verified (or none is needed), and the pass goes on
+	// to delete.
+	Open bool
+	// Backup is the record's backup status now.
+	Backup *cleanupv1alpha1.BackupStatus
+	// WaitNote says what the pass waits for ("" keeps what the record
+	// says); Poll, when set, is how soon to look again.
+	WaitNote string
+	Poll     time.Duration
+	// Deleting, set when the Backup was verified in this pass, is the
+	// record's message before the first delete: written before the pass
+	// deletes anything.
+	Deleting string
+}
+
+// wait says what the pass waits for ("" keeps what it says) and looks
+// again after poll.
+func (g *Gate) wait(note string, poll time.Duration) {
+	g.out.WaitNote, g.out.Poll = cmp.Or(note, g.out.WaitNote), poll
 }
 
 // veleroOf is the Velero of the policy's backup settings, read live.
@@ -101,34 +121,44 @@ func (g *Gate) veleroOf(v *cleanupv1alpha1.VeleroBackup) velero.Client {
 // next attempt's name when it fails (decide.RetryBackup). docs/backup.md
 // says what it holds and why the gate stays open once verified.
 //
-// Run is one pass of the backup gate; done once the Backup is verified.
-func (g *Gate) Run(ctx context.Context) (bool, error) {
-	b := g.h.Settings().Backup
-	if b == nil || g.h.Status().Backup != nil && g.h.Status().Backup.Verified {
+// Run is one pass of the backup gate over p: its Outcome is Open once
+// the Backup is verified. The Outcome carries the record's backup status
+// on an error too (a failed Backup's next attempt, the last failure).
+func (g Gate) Run(ctx context.Context, p Pass) (Outcome, error) {
+	g.pass, g.out = p, Outcome{Backup: p.Backup.DeepCopy()}
+	open, err := g.run(ctx)
+	g.out.Open = open && err == nil
+	return g.out, err
+}
+
+// run is Run's pass; done once the Backup is verified.
+func (g *Gate) run(ctx context.Context) (bool, error) {
+	b := g.pass.Settings.Backup
+	if b == nil || g.out.Backup != nil && g.out.Backup.Verified {
 		return true, nil
 	}
 	if b.Velero == nil {
-		return false, velero.Unavailable("CleanupPolicy "+g.h.Settings().Policy, "CleanupPolicy %s asks for a backup without naming a tool csv-cleaner knows (velero): nothing is deleted without a backup", g.h.Settings().Policy)
+		return false, velero.Unavailable("CleanupPolicy "+g.pass.Settings.Policy, "CleanupPolicy %s asks for a backup without naming a tool csv-cleaner knows (velero): nothing is deleted without a backup", g.pass.Settings.Policy)
 	}
 	return g.gate(ctx, g.veleroOf(b.Velero), b.Velero.Namespace)
 }
 
 // backupName is the name of the Backup of the uninstall's attempt.
 func (g *Gate) backupName(attempt int32) string {
-	return g.h.Owner().BackupName(attempt)
+	return g.pass.Owner.BackupName(attempt)
 }
 
 // gate is the gate's pass on tool, whose objects are in namespace.
 func (g *Gate) gate(ctx context.Context, tool backupTool, namespace string) (bool, error) {
 	attempt := int32(1)
-	if st := g.h.Status().Backup; st != nil && st.Attempt > 1 {
+	if st := g.out.Backup; st != nil && st.Attempt > 1 {
 		attempt = st.Attempt
 	}
-	if st := g.h.Status().Backup; st != nil && st.RetryTime != nil {
+	if st := g.out.Backup; st != nil && st.RetryTime != nil {
 		if wait := time.Until(st.RetryTime.Time); wait > 0 {
 			// Blocked as the record says, until the next Backup is due.
-			g.h.Wait("", wait)
-			return false, &decide.Problem{Reason: cmp.Or(g.h.Status().Reason, cleanupv1alpha1.BlockedBackupFailed), Object: "Backup " + st.Name, Message: g.h.Status().Message}
+			g.wait("", wait)
+			return false, &decide.Problem{Reason: cmp.Or(g.pass.Reason, cleanupv1alpha1.BlockedBackupFailed), Object: "Backup " + st.Name, Message: g.pass.Message}
 		}
 		attempt++
 		st.Attempt, st.RetryTime = attempt, nil
@@ -161,7 +191,7 @@ func (g *Gate) gate(ctx context.Context, tool backupTool, namespace string) (boo
 		return false, err
 	}
 	if !ready {
-		g.h.Wait(fmt.Sprintf("Waiting for the resource list of Velero's Backup %s/%s before anything is deleted", namespace, name), backupPollMin)
+		g.wait(fmt.Sprintf("Waiting for the resource list of Velero's Backup %s/%s before anything is deleted", namespace, name), backupPollMin)
 		return false, nil
 	}
 	record, unread, err := g.verifiedDestroyed(ctx, backup, held)
@@ -174,7 +204,7 @@ func (g *Gate) gate(ctx context.Context, tool backupTool, namespace string) (boo
 	}
 	// What it destroys is kept beside the Backup before the record says
 	// verified: the undo restores that and nothing else.
-	if err := tool.KeepDestroyed(ctx, backup, g.h.Owner(), record); err != nil {
+	if err := tool.KeepDestroyed(ctx, backup, g.pass.Owner, record); err != nil {
 		return false, err
 	}
 	verified := metav1.Now()
@@ -184,16 +214,14 @@ func (g *Gate) gate(ctx context.Context, tool backupTool, namespace string) (boo
 	for _, k := range unread {
 		logr.FromContextOrDiscard(ctx).Info("Going on beside a kind the garbage collector cannot read all of, none of whose objects the uninstall destroys",
 			"resource", k.Resource, "reason", k.Reason, "namespaces", k.Namespaces, "why", k.Message)
-		g.h.Event(corev1.EventTypeWarning, "DependentsUnread", "Backup", "%s", k.Message)
+		g.pass.Event(corev1.EventTypeWarning, "DependentsUnread", "Backup", "%s", k.Message)
 	}
 	logr.FromContextOrDiscard(ctx).Info("Velero's Backup holds everything the uninstall will destroy", "backup", klog.KRef(namespace, name),
 		"planned", st.Planned, "dependents", st.Dependents, "volumes", st.Volumes, "items", backup.Items)
-	g.h.Event(corev1.EventTypeNormal, "BackupVerified", "Backup", "Velero's Backup %s/%s holds all %d objects the uninstall will delete, the %d the garbage collector deletes with them and %d volumes' snapshots (%d items); undo with: %s",
-		namespace, name, st.Planned, st.Dependents, st.Volumes, backup.Items, g.h.UndoCommand())
+	g.pass.Event(corev1.EventTypeNormal, "BackupVerified", "Backup", "Velero's Backup %s/%s holds all %d objects the uninstall will delete, the %d the garbage collector deletes with them and %d volumes' snapshots (%d items); undo with: %s",
+		namespace, name, st.Planned, st.Dependents, st.Volumes, backup.Items, g.pass.UndoCommand)
 	// The record says so before the first delete, which follows in this pass.
-	if err := g.h.Deleting(ctx, fmt.Sprintf("Velero's Backup %s/%s holds all %d objects the uninstall will delete and the %d it destroys with them: deleting them", namespace, name, st.Planned, st.Dependents)); err != nil {
-		return false, fmt.Errorf("recording the verified backup: %w", err)
-	}
+	g.out.Deleting = fmt.Sprintf("Velero's Backup %s/%s holds all %d objects the uninstall will delete and the %d it destroys with them: deleting them", namespace, name, st.Planned, st.Dependents)
 	return true, nil
 }
 
@@ -205,6 +233,6 @@ func (g *Gate) backupFailed(st *cleanupv1alpha1.BackupStatus, backup *velero.Bac
 	at, p := decide.RetryBackup(decide.FailedBackup{Problem: problem, Attempt: attempt, Next: g.backupName(attempt + 1), Created: backup.Created, Seen: now})
 	st.LastFailure = problem.Message
 	st.RetryTime = &metav1.Time{Time: at}
-	g.h.Wait("", at.Sub(now))
+	g.wait("", at.Sub(now))
 	return p
 }

@@ -35,7 +35,7 @@ func (g *Gate) makeBackup(ctx context.Context, tool backupTool, namespace, name 
 	}
 	// The kinds nobody can read are judged once the deletions are known
 	// exactly, when the Backup is verified (verifiedDestroyed).
-	scan, err := g.scanDependents(ctx, g.h.Settings().Backup.Velero, kinds.Kinds(), decide.DeletedByKind(kindSet(kinds.Kinds()), kinds.Targets(), others))
+	scan, err := g.scanDependents(ctx, g.pass.Settings.Backup.Velero, kinds.Kinds(), decide.DeletedByKind(kindSet(kinds.Kinds()), kinds.Targets(), others))
 	if err != nil {
 		return false, err
 	}
@@ -50,7 +50,7 @@ func (g *Gate) makeBackup(ctx context.Context, tool backupTool, namespace, name 
 			return false, err
 		}
 	}
-	problem, err := tool.LocationProblem(ctx, g.h.Settings().Backup.Velero.StorageLocation)
+	problem, err := tool.LocationProblem(ctx, g.pass.Settings.Backup.Velero.StorageLocation)
 	if err != nil {
 		return false, err
 	}
@@ -61,7 +61,7 @@ func (g *Gate) makeBackup(ctx context.Context, tool backupTool, namespace, name 
 	log.Info("Creating Velero's Backup of what the uninstall will destroy", "backup", klog.KRef(namespace, name), "attempt", attempt,
 		"planTook", time.Since(began).Round(time.Millisecond).String(), "namespaces", content.Namespaces, "resources", content.Resources(),
 		"named", len(content.Named), "volumes", decide.Snapshots(volumes))
-	if err := tool.CreateBackup(ctx, name, g.h.Owner(), content, g.h.Settings().Backup.Velero); err != nil {
+	if err := tool.CreateBackup(ctx, name, g.pass.Owner, content, g.pass.Settings.Backup.Velero); err != nil {
 		return false, err
 	}
 	st := g.noteBackup(namespace, name, attempt, "", 0)
@@ -71,7 +71,7 @@ func (g *Gate) makeBackup(ctx context.Context, tool backupTool, namespace, name 
 	} else {
 		st.Expected = decide.ExpectedNote(decide.Snapshots(volumes), workers)
 	}
-	g.h.Event(corev1.EventTypeNormal, "BackupCreated", "Backup", "Created Velero's Backup %s/%s of %s; nothing is deleted before it is complete and holds every object the uninstall destroys",
+	g.pass.Event(corev1.EventTypeNormal, "BackupCreated", "Backup", "Created Velero's Backup %s/%s of %s; nothing is deleted before it is complete and holds every object the uninstall destroys",
 		namespace, name, describeContent(content))
 	g.waitOnBackup(decide.WaitingOnBackup(decide.BackupWait{Namespace: namespace, Name: name, Attempt: attempt, Expected: st.Expected, LastFailure: st.LastFailure}), 0)
 
@@ -86,7 +86,7 @@ func (g *Gate) makeBackup(ctx context.Context, tool backupTool, namespace, name 
 		g.openWithoutBackup(namespace, name, attempt, content.WholeIn)
 		return true, nil
 	}
-	g.Plans.keep(g.h.Owner().UID, p)
+	g.Plans.keep(g.pass.Owner.UID, p)
 	return false, nil
 }
 
@@ -126,7 +126,7 @@ func readable(nodes []decide.Node) []decide.Node {
 // all the same).
 func (g *Gate) openWithoutBackup(namespace, name string, attempt int32, namespaces []string) {
 	now := metav1.Now()
-	g.h.Status().Backup = &cleanupv1alpha1.BackupStatus{Tool: cleanupv1alpha1.BackupToolVelero, Namespace: namespace, Name: name, Attempt: attempt,
+	g.out.Backup = &cleanupv1alpha1.BackupStatus{Tool: cleanupv1alpha1.BackupToolVelero, Namespace: namespace, Name: name, Attempt: attempt,
 		Verified: true, VerifiedTime: &now, Namespaces: namespaces}
 }
 
@@ -160,14 +160,14 @@ func (g *Gate) plannedUninstall(ctx context.Context) (*planned, error) {
 // planned is the owner's plan to depth, as it is now. A plan that cannot
 // tell everything the uninstall deletes blocks the gate.
 func (g *Gate) planned(ctx context.Context, depth dryrun.PlanDepth) (*dryrun.DryRun, error) {
-	d, err := g.h.Plan(ctx, depth)
+	d, err := g.pass.Plan(ctx, depth)
 	if err != nil {
 		return nil, fmt.Errorf("planning what the backup must hold: %w", err)
 	}
 	switch d.Verdict {
 	case decide.VerdictUninstall:
 	case decide.VerdictBlocked:
-		return nil, &decide.Problem{Reason: d.Reason, Object: g.h.Owner().String(), Message: d.Message + "; nothing is backed up or deleted before that is fixed"}
+		return nil, &decide.Problem{Reason: d.Reason, Object: g.pass.Owner.String(), Message: d.Message + "; nothing is backed up or deleted before that is fixed"}
 	case decide.VerdictIncomplete:
 		reason := cleanupv1alpha1.BlockedBackupIncomplete
 		var kinds []string
@@ -180,7 +180,7 @@ func (g *Gate) planned(ctx context.Context, depth dryrun.PlanDepth) (*dryrun.Dry
 				reason = cleanupv1alpha1.BlockedForbidden
 			}
 		}
-		return nil, &decide.Problem{Reason: reason, Object: g.h.Owner().String(),
+		return nil, &decide.Problem{Reason: reason, Object: g.pass.Owner.String(),
 			Message: fmt.Sprintf("the uninstall cannot list everything it would delete (%s), so no backup can be shown to hold it: nothing is deleted before one does", strings.Join(kinds, ", "))}
 	default:
 		return nil, fmt.Errorf("planning what the backup must hold: the plan says %s (%s)", d.Verdict, d.Message)

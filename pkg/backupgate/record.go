@@ -11,13 +11,13 @@ import (
 // look: a record written at every poll of a running backup would cost
 // more than it tells.
 func (g *Gate) noteBackup(namespace, name string, attempt int32, phase string, items int64) *cleanupv1alpha1.BackupStatus {
-	st := g.h.Status().Backup
+	st := g.out.Backup
 	if st == nil || st.Name != name || st.Namespace != namespace {
 		st = &cleanupv1alpha1.BackupStatus{Tool: cleanupv1alpha1.BackupToolVelero, Namespace: namespace, Name: name, Attempt: attempt}
-		if old := g.h.Status().Backup; old != nil && old.Namespace == namespace {
+		if old := g.out.Backup; old != nil && old.Namespace == namespace {
 			st.Namespaces, st.LastFailure, st.Expected = old.Namespaces, old.LastFailure, old.Expected
 		}
-		g.h.Status().Backup = st
+		g.out.Backup = st
 	}
 	if st.Phase != phase {
 		st.Phase, st.Items = phase, int32(min(items, 1<<31-1))
@@ -28,7 +28,7 @@ func (g *Gate) noteBackup(namespace, name string, attempt int32, phase string, i
 // waitOnBackup says what the pass waits for, and looks again in a
 // fiftieth of the time the backup has taken so far.
 func (g *Gate) waitOnBackup(msg string, running time.Duration) {
-	g.h.Wait(msg, backupPoll(running))
+	g.wait(msg, backupPoll(running))
 }
 
 // backupPoll is when to look again at a Backup running for so long.

@@ -54,7 +54,7 @@ func (g *Gate) backupHolds(ctx context.Context, tool backupTool, backup *velero.
 // of whose unread objects it may destroy, or the problem that blocks: a
 // missing object, or objects nobody can read that it may destroy.
 func (g *Gate) verifiedDestroyed(ctx context.Context, backup *velero.Backup, held backupHeld) (*destroyed.Record, []decide.UnreadKind, error) {
-	p := g.Plans.take(g.h.Owner().UID)
+	p := g.Plans.take(g.pass.Owner.UID)
 	for replanned := p == nil; ; replanned = true {
 		if p == nil {
 			var err error
@@ -63,7 +63,7 @@ func (g *Gate) verifiedDestroyed(ctx context.Context, backup *velero.Backup, hel
 			}
 		}
 		deletions := p.deletions
-		scan, err := g.scanDependents(ctx, g.h.Settings().Backup.Velero, p.kinds, decide.DeletedByName(deletions))
+		scan, err := g.scanDependents(ctx, g.pass.Settings.Backup.Velero, p.kinds, decide.DeletedByName(deletions))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -83,7 +83,7 @@ func (g *Gate) verifiedDestroyed(ctx context.Context, backup *velero.Backup, hel
 		if problem := decide.VerifyVolumes(backup.Name, held.volumes, volumes); problem != nil {
 			return nil, nil, problem
 		}
-		return &destroyed.Record{Owner: g.h.Owner().String(), OwnerKind: g.h.Owner().Kind, OwnerNamespace: g.h.Owner().Namespace, OwnerName: g.h.Owner().Name,
+		return &destroyed.Record{Owner: g.pass.Owner.String(), OwnerKind: g.pass.Owner.Kind, OwnerNamespace: g.pass.Owner.Namespace, OwnerName: g.pass.Owner.Name,
 			Backup: backup.Name, Verified: metav1.Now(), Deleted: deletions, Dependents: dependents.Helds(found), Volumes: volumes,
 			Origins: originsOf(p.origins, deletions, scan.nodes, found), Versions: decide.BackedUpVersions(held.list)}, unread, nil
 	}

@@ -30,7 +30,35 @@ func (e *Engine) gate() backupgate.Gate {
 // whose policy asks for a backup: nothing is deleted before a verified
 // Backup holds what the uninstall destroys.
 func (u *Uninstall) BackupStep() Step {
-	return Step{Name: "the backup", Label: "backup", Run: u.e.gate().For(gateHost{u}).Run}
+	return Step{Name: "the backup", Label: "backup", Run: u.backupGate}
+}
+
+// backupGate runs the gate over the pass as read so far, and writes what it
+// came to into the record: the Backup's status, what the pass waits for,
+// and, once the Backup is verified, the record at Deleting before the first
+// delete.
+func (u *Uninstall) backupGate(ctx context.Context) (bool, error) {
+	out, err := u.e.gate().Run(ctx, backupgate.Pass{
+		Owner: u.kind.owner(u.subject), Settings: u.settings, Backup: u.rec.st.Backup, Reason: u.rec.st.Reason, Message: u.rec.st.Message,
+		Plan: func(ctx context.Context, depth dryrun.PlanDepth) (*dryrun.DryRun, error) {
+			return u.owner.Plan(ctx, u.now, depth)
+		},
+		UndoCommand: u.e.undoCommand(u.kind, u.subject), Event: u.Event,
+	})
+	u.rec.st.Backup = out.Backup
+	if out.Poll > 0 {
+		u.waitNote, u.poll = cmp.Or(out.WaitNote, u.waitNote), out.Poll
+	}
+	if err != nil || !out.Open {
+		return false, err
+	}
+	if out.Deleting != "" {
+		u.rec.deleting(out.Deleting)
+		if err := u.e.save(ctx, u.rec); err != nil {
+			return false, fmt.Errorf("recording the verified backup: %w", err)
+		}
+	}
+	return true, nil
 }
 
 // WaitingOnBackup is the cheap pass of an uninstall whose record waits on a
@@ -66,30 +94,6 @@ func (u *Uninstall) backed() decide.NamespaceSet {
 		return nil
 	}
 	return decide.BackedNamespaces(st.Verified, st.Namespaces)
-}
-
-// gateHost is the pass as the backup gate sees it.
-type gateHost struct{ u *Uninstall }
-
-func (h gateHost) Owner() decide.Owner                      { return h.u.kind.owner(h.u.subject) }
-func (h gateHost) Settings() decide.Settings                { return h.u.settings }
-func (h gateHost) Status() *cleanupv1alpha1.UninstallStatus { return h.u.rec.st }
-func (h gateHost) UndoCommand() string                      { return h.u.e.undoCommand(h.u.kind, h.u.subject) }
-func (h gateHost) Event(eventType, reason, action, note string, args ...any) {
-	h.u.Event(eventType, reason, action, note, args...)
-}
-
-func (h gateHost) Plan(ctx context.Context, depth dryrun.PlanDepth) (*dryrun.DryRun, error) {
-	return h.u.owner.Plan(ctx, h.u.now, depth)
-}
-
-func (h gateHost) Wait(note string, poll time.Duration) {
-	h.u.waitNote, h.u.poll = cmp.Or(note, h.u.waitNote), poll
-}
-
-func (h gateHost) Deleting(ctx context.Context, msg string) error {
-	h.u.rec.deleting(msg)
-	return h.u.e.save(ctx, h.u.rec)
 }
 
 // undoCommand is how a person undoes the uninstall of owner, before its

@@ -79,7 +79,7 @@ func (e *Engine) countKept(ctx context.Context, u *Uninstall, reason string) err
 // deleteRefusingWebhooks hands the owner, while its operator is
 // unavailable, what refused csv-cleaner's deletes: with webhooks: Delete,
 // its own webhook configurations that hold one of those webhooks go now
-// rather than at the uninstall's end (Owner.DeleteRefusingWebhooks). It
+// rather than at the uninstall's end (Hooks.DeleteRefusingWebhooks). It
 // returns how many went.
 func (u *Uninstall) deleteRefusingWebhooks(ctx context.Context, refused []refusal.Operand) (int, error) {
 	if u.settings.Webhooks != cleanupv1alpha1.Delete {

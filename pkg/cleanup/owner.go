@@ -14,11 +14,12 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 )
 
-// Owner is what the engine knows of what it uninstalls, a CSV or a
-// ClusterExtension: its controller implements it. Which CRDs and targets
+// Hooks are what the engine asks of the controller of what it uninstalls
+// (a CSV or a ClusterExtension): its controller implements them. What is
+// uninstalled is named by a decide.Owner. Which CRDs and targets
 // an uninstall deals with, its controller hands to each pass
 // (Uninstall.DeleteInstances); what is released last, Release says.
-type Owner interface {
+type Hooks interface {
 	// Object is the owner being deleted (its metadata will do): its UID
 	// keys the record, and the Events regard it.
 	Object() client.Object

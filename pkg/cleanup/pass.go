@@ -15,7 +15,7 @@ import (
 // uninstall; the engine runs the pass (Engine.Uninstall). A Pass lives for
 // one pass: what Classify reads, Steps and Released use.
 type Pass interface {
-	Owner
+	Hooks
 	// Read reads what Classify decides from; the engine calls it while it
 	// opens the record, so that the two reads overlap. A failure that only
 	// matters to some verdicts may be kept for Classify to return.

@@ -98,7 +98,7 @@ func (e *Engine) save(ctx context.Context, rec *record) error {
 	if rec.obj == nil {
 		return nil
 	}
-	if equality.Semantic.DeepEqual(statusOf(rec.base), statusOf(rec.obj)) {
+	if equality.Semantic.DeepEqual(rec.base.WholeStatus(), rec.obj.WholeStatus()) {
 		e.pending.drop(rec.uid)
 		return nil
 	}
@@ -131,8 +131,8 @@ func (e *Engine) ownWrite(ctx context.Context, rec *record, conflict error) erro
 		return errors.Join(conflict, err)
 	}
 	// Compared as the API server stores them: times to the second.
-	want, err1 := json.Marshal(statusOf(rec.obj))
-	got, err2 := json.Marshal(statusOf(live))
+	want, err1 := json.Marshal(rec.obj.WholeStatus())
+	got, err2 := json.Marshal(live.WholeStatus())
 	if err1 != nil || err2 != nil || !bytes.Equal(want, got) {
 		return conflict
 	}

@@ -26,7 +26,7 @@ import (
 // next (docs/architecture.md says when it is written).
 type Uninstall struct {
 	e     *Engine
-	owner Owner
+	owner Hooks
 	kind  RecordKind
 	// subject is the owner's object: the Events regard it.
 	subject client.Object
@@ -48,7 +48,7 @@ type Uninstall struct {
 // exist, started afresh when it belongs to an earlier owner of the same
 // name) for one pass under settings. createFirst creates the record before
 // reading it, for a deletion just seen.
-func (e *Engine) Open(ctx context.Context, owner Owner, settings decide.Settings, now time.Time, createFirst bool) (*Uninstall, error) {
+func (e *Engine) Open(ctx context.Context, owner Hooks, settings decide.Settings, now time.Time, createFirst bool) (*Uninstall, error) {
 	obj := owner.Object()
 	rec, err := e.openRecord(ctx, owner.Record(), obj, createFirst)
 	if err != nil {

@@ -13,13 +13,13 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 )
 
-// owner is a deleting CSV as the engine knows it (cleanup.Owner).
+// owner is a deleting CSV as the engine knows it (cleanup.Hooks).
 type owner struct {
 	r   *Reconciler
 	csv *operatorsv1alpha1.ClusterServiceVersion
 }
 
-var _ cleanup.Owner = (*owner)(nil)
+var _ cleanup.Hooks = (*owner)(nil)
 
 func (o *owner) Object() client.Object { return o.csv }
 

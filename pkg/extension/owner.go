@@ -12,7 +12,7 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 )
 
-// owner is a deleting ClusterExtension as the engine knows it (cleanup.Owner).
+// owner is a deleting ClusterExtension as the engine knows it (cleanup.Hooks).
 type owner struct {
 	r   *Reconciler
 	ext *ocv1.ClusterExtension
@@ -20,7 +20,7 @@ type owner struct {
 	unavailable func(context.Context) (*decide.Problem, error)
 }
 
-var _ cleanup.Owner = (*owner)(nil)
+var _ cleanup.Hooks = (*owner)(nil)
 
 func (o *owner) Object() client.Object { return o.ext }
 

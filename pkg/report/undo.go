@@ -10,36 +10,8 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/undoplan"
 )
 
-// Undo is what an undo did, as it is printed: for a program (UndoJSON,
-// with these keys) and for a person (UndoTable).
-type Undo struct {
-	// Backup is the Backup restored from (namespace/name), and From where it was found.
-	Backup string `json:"backup"`
-	From   string `json:"from"`
-	// Restore is the Restore made, "" when nothing was missing.
-	Restore string `json:"restore,omitempty"`
-	// RestorePhase is the Restore's phase when it ended, or as last read.
-	RestorePhase string `json:"restorePhase,omitempty"`
-	// Attempt numbers the Restore: 2 is the one made after the first failed.
-	Attempt int `json:"attempt,omitempty"`
-	// Rows are the objects the undo restores and where it left each.
-	Rows []undoplan.Row `json:"rows"`
-}
-
-// Missing counts the objects still missing, not known to be there, or
-// restored with a problem.
-func (r *Undo) Missing() int {
-	n := 0
-	for _, row := range r.Rows {
-		if row.NotBack() {
-			n++
-		}
-	}
-	return n
-}
-
-// UndoJSON prints what an undo did for a program: Undo, indented.
-func UndoJSON(w io.Writer, r *Undo) error {
+// UndoJSON prints what an undo did for a program: its Outcome, indented.
+func UndoJSON(w io.Writer, r *undoplan.Outcome) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(r); err != nil {
@@ -51,7 +23,7 @@ func UndoJSON(w io.Writer, r *Undo) error {
 // UndoTable prints what an undo did for a person: the Backup, the Restore,
 // then one line per object the uninstall destroyed, and the count of
 // what came back and what did not.
-func UndoTable(w io.Writer, r *Undo) error {
+func UndoTable(w io.Writer, r *undoplan.Outcome) error {
 	t := newTable(w)
 	printf := t.printf
 	printf("Backup:\t%s (found from %s)\n", r.Backup, r.From)

@@ -14,7 +14,7 @@ import (
 // TestUndoJSON: the undo's JSON has the lower-case keys docs/backup.md
 // names, as the plan's has.
 func TestUndoJSON(t *testing.T) {
-	u := &Undo{Backup: "velero/b1", From: "the uninstall's record", Restore: "b1-undo-1", RestorePhase: "Completed",
+	u := &undoplan.Outcome{Backup: "velero/b1", From: "the uninstall's record", Restore: "b1-undo-1", RestorePhase: "Completed",
 		Rows: []undoplan.Row{{Object: decide.Held{Kind: "Secret", Resource: "secrets", Namespace: "a", Name: "s"}, State: undoplan.StateRestored, Owners: []string{"Widget.example.com a/w"}}}}
 	var buf bytes.Buffer
 	if err := UndoJSON(&buf, u); err != nil {

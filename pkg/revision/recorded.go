@@ -6,7 +6,6 @@ import (
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,26 +18,16 @@ import (
 // what a plan reads to decide the operands of the deletion's second as the
 // run does.
 func (r Reader) Recorded(ctx context.Context, subject client.Object) (revision, from string, _ error) {
-	var (
-		obj client.Object
-		uid func() types.UID
-		st  *cleanupv1alpha1.UninstallStatus
-	)
-	if _, isCSV := subject.(*operatorsv1alpha1.ClusterServiceVersion); isCSV {
-		rec := &cleanupv1alpha1.CSVCleanup{}
-		obj, uid, st = rec, func() types.UID { return rec.Status.CSVUID }, &rec.Status.UninstallStatus
-	} else {
-		rec := &cleanupv1alpha1.ExtensionCleanup{}
-		obj, uid, st = rec, func() types.UID { return rec.Status.ExtensionUID }, &rec.Status.UninstallStatus
-	}
-	if err := r.Live.Get(ctx, client.ObjectKeyFromObject(subject), obj); err != nil {
+	_, isCSV := subject.(*operatorsv1alpha1.ClusterServiceVersion)
+	rec := cleanupv1alpha1.NewRecord(!isCSV)
+	if err := r.Live.Get(ctx, client.ObjectKeyFromObject(subject), rec); err != nil {
 		if apierrors.IsNotFound(err) {
 			return "", "", nil
 		}
 		return "", "", fmt.Errorf("reading the uninstall record of %s: %w", klog.KObj(subject), err)
 	}
-	if uid() != subject.GetUID() {
+	if rec.SubjectUID() != subject.GetUID() {
 		return "", "", nil
 	}
-	return st.DeletionRevision, st.DeletionRevisionFrom, nil
+	return rec.Uninstall().DeletionRevision, rec.Uninstall().DeletionRevisionFrom, nil
 }

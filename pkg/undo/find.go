@@ -80,22 +80,14 @@ func backupAndDestroyed(ctx context.Context, v velero.Client, name, from string)
 // recordedBackup is the backup the owner's uninstall record names; nil
 // when there is no record (its namespace went with it) or no backup.
 func recordedBackup(ctx context.Context, c client.Client, o decide.Owner) (*cleanupv1alpha1.BackupStatus, error) {
-	var status *cleanupv1alpha1.UninstallStatus
+	rec, key := cleanupv1alpha1.NewRecord(o.Extension()), client.ObjectKey{Namespace: o.Namespace, Name: o.Name}
 	if o.Extension() {
-		rec := &cleanupv1alpha1.ExtensionCleanup{}
-		err := c.Get(ctx, client.ObjectKey{Name: o.Name}, rec)
-		if err != nil {
-			return nil, ignoreAbsent(err)
-		}
-		status = &rec.Status.UninstallStatus
-	} else {
-		rec := &cleanupv1alpha1.CSVCleanup{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.Name}, rec); err != nil {
-			return nil, ignoreAbsent(err)
-		}
-		status = &rec.Status.UninstallStatus
+		key.Namespace = ""
 	}
-	return status.Backup, nil
+	if err := c.Get(ctx, key, rec); err != nil {
+		return nil, ignoreAbsent(err)
+	}
+	return rec.Uninstall().Backup, nil
 }
 
 // ignoreAbsent is nil for a record that does not exist, or whose kind is not installed.

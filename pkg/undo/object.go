@@ -53,7 +53,8 @@ func SpecOf(o Options) (cleanupv1alpha1.UndoSpec, error) {
 // ThroughObject undoes through an Undo object, as `velero restore create
 // --wait` does through a Restore: it follows an Undo of the same spec that
 // has not ended, or creates one, and follows it until it ends; then it
-// reports every object as Step does, writing nothing. answer is how long a
+// returns what the Undo came to, every object's row, as the Undo kept it
+// (ReadRows), restoring, linking and reading nothing itself. answer is how long a
 // new Undo may go unanswered: a *NoControllerError then (the Undo deleted),
 // as when the API is not installed or this identity may not create one.
 // An Undo blocked is an *OperatorRunningError (the operator runs) or a
@@ -102,6 +103,15 @@ func ThroughObject(ctx context.Context, c client.Client, o Options, answer time.
 	case u.Status.Phase == cleanupv1alpha1.UndoFailed:
 		return nil, u.Name, fmt.Errorf("%w: %s", ErrNoBackup, strings.TrimPrefix(cond.Message, ErrNoBackup.Error()+" "))
 	}
+	switch kept, err := ReadRows(ctx, c, u); {
+	case err != nil:
+		return nil, u.Name, err
+	case kept != nil:
+		return &Result{Outcome: *kept}, u.Name, nil
+	}
+	// An Undo that kept no rows (run by an older csv-cleaner, or more rows
+	// than a ConfigMap holds): where everything stands is read from here,
+	// writing nothing.
 	o.Restore, o.ReportOnly = u.Status.Restore, true
 	res, err := Step(ctx, c, o)
 	return res, u.Name, err

@@ -49,10 +49,10 @@ type Options struct {
 	ReportOnly bool
 }
 
-// Result is what an undo did (report.Undo, what is printed of it), and
+// Result is what an undo did (undoplan.Outcome, what is kept and printed of it), and
 // how far its Restore is.
 type Result struct {
-	report.Undo
+	undoplan.Outcome
 	// UnderWay: the Restore has not ended, or Binding of the claims it
 	// restored are still being made from their snapshots (undoplan.Binding,
 	// up to undoplan.ClaimBindWait after it ended); Step again.
@@ -113,7 +113,7 @@ func Step(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Undo: report.Undo{Backup: f.velero.Namespace + "/" + f.backup.Name, From: f.from}, velero: f.velero}
+	res := &Result{Outcome: undoplan.Outcome{Backup: f.velero.Namespace + "/" + f.backup.Name, From: f.from}, velero: f.velero}
 	wanted, err := selected(f.destroyed, o)
 	if err != nil {
 		return res, err

@@ -80,6 +80,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.settle(ctx, before, u, 0, err)
 	}
 	verdict := undoplan.JudgeUndo(step)
+	u.Status.Rows = ""
+	if verdict.Phase.Ended() && res != nil {
+		// The rows are kept before the status says the undo ended: what
+		// follows the Undo prints them once it reads it ended.
+		if u.Status.Rows, err = r.keepRows(ctx, u, res); err != nil {
+			return r.settle(ctx, before, u, 0, err)
+		}
+	}
 	record(u, res, verdict)
 	poll := time.Duration(0)
 	switch verdict.Phase {
@@ -92,6 +100,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		poll = restorePoll
 	}
 	return r.settle(ctx, before, u, poll, nil)
+}
+
+// keepRows keeps what the undo came to in its rows ConfigMap (undo.KeepRows)
+// and returns its namespace/name; "" when there is no Backup to keep them
+// beside, or when they do not fit a ConfigMap or csv-cleaner may not write
+// one there (said in the log and an Event: the command then reads them
+// itself; a report is never what holds an undo that is done).
+func (r *Reconciler) keepRows(ctx context.Context, u *cleanupv1alpha1.Undo, res *undo.Result) (string, error) {
+	if res.Backup == "" {
+		return "", nil
+	}
+	name, err := undo.KeepRows(ctx, r.Live, u, &res.Outcome)
+	if errors.Is(err, undo.ErrRowsTooLarge) || apierrors.IsForbidden(err) {
+		logr.FromContextOrDiscard(ctx).Info("Not keeping the undo's rows: csv-cleaner undo reads them itself", "why", err.Error())
+		r.Recorder.Eventf(u, nil, corev1.EventTypeWarning, "RowsNotKept", "Undo",
+			"%s: csv-cleaner undo reads where each object stands itself (manifests/velero/role.yaml lets csv-cleaner write ConfigMaps in Velero's namespace)", err.Error())
+		return "", nil
+	}
+	return name, err
 }
 
 // deleted reads the Undo live before a step that may make a Restore: the

@@ -11,7 +11,6 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-	"github.com/csv-cleaner/csv-cleaner/pkg/report"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undoplan"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
@@ -88,7 +87,7 @@ func TestRecord(t *testing.T) {
 	}
 	t.Run("an ended undo: counts, what is not back, and its end", func(t *testing.T) {
 		u := &cleanupv1alpha1.Undo{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
-		res := &undo.Result{Undo: report.Undo{Backup: "velero/b1", Restore: "b1-undo-1", RestorePhase: "Completed", Rows: rows}, Progress: &velero.Restore{Restored: 4, Total: 4}}
+		res := &undo.Result{Outcome: undoplan.Outcome{Backup: "velero/b1", Restore: "b1-undo-1", RestorePhase: "Completed", Rows: rows}, Progress: &velero.Restore{Restored: 4, Total: 4}}
 		v := undoplan.JudgeUndo(undoplan.UndoStep{Objects: len(rows), NotBack: res.Missing()})
 		record(u, res, v)
 		st := u.Status
@@ -108,7 +107,7 @@ func TestRecord(t *testing.T) {
 	})
 	t.Run("a Restore under way keeps the counts of the last ended step, and no end", func(t *testing.T) {
 		u := &cleanupv1alpha1.Undo{}
-		record(u, &undo.Result{Undo: report.Undo{Backup: "velero/b1", Restore: "b1-undo-1", RestorePhase: "InProgress", Rows: rows}, UnderWay: true}, undoplan.JudgeUndo(undoplan.UndoStep{UnderWay: true}))
+		record(u, &undo.Result{Outcome: undoplan.Outcome{Backup: "velero/b1", Restore: "b1-undo-1", RestorePhase: "InProgress", Rows: rows}, UnderWay: true}, undoplan.JudgeUndo(undoplan.UndoStep{UnderWay: true}))
 		if u.Status.Phase != cleanupv1alpha1.UndoInProgress || u.Status.Objects != 0 || u.Status.CompletionTime != nil || u.Status.Restore != "b1-undo-1" {
 			t.Errorf("status %+v", u.Status)
 		}
@@ -116,7 +115,7 @@ func TestRecord(t *testing.T) {
 	t.Run("a failed Restore blocks, keeping the Restore, its attempt and the counts of the last ended step; an old reinstall message is cleared", func(t *testing.T) {
 		u := &cleanupv1alpha1.Undo{Status: cleanupv1alpha1.UndoStatus{Reinstall: "reinstall it", Phase: cleanupv1alpha1.UndoWaitingForReinstall}}
 		failed := &velero.Restore{Name: "b1-undo-1-2", Phase: velero.RestoreFailedValidate, Attempt: 2}
-		res := &undo.Result{Undo: report.Undo{Backup: "velero/b1", Restore: failed.Name, RestorePhase: failed.Phase, Attempt: 2, Rows: rows}, Progress: failed}
+		res := &undo.Result{Outcome: undoplan.Outcome{Backup: "velero/b1", Restore: failed.Name, RestorePhase: failed.Phase, Attempt: 2, Rows: rows}, Progress: failed}
 		record(u, res, undoplan.JudgeUndo(undoplan.UndoStep{Blocked: "Restore b1-undo-1-2 ended FailedValidation", BlockedReason: cleanupv1alpha1.UndoReasonRestoreFailed}))
 		st := u.Status
 		if st.Phase != cleanupv1alpha1.UndoBlocked || st.Restore != failed.Name || st.Attempt != 2 || st.RestorePhase != velero.RestoreFailedValidate ||
@@ -133,7 +132,7 @@ func TestRecord(t *testing.T) {
 			many = append(many, undoplan.Row{Object: decide.Held{Kind: "Secret", Namespace: "a", Name: fmt.Sprint(i)}, State: undoplan.StateMissing})
 		}
 		u := &cleanupv1alpha1.Undo{}
-		record(u, &undo.Result{Undo: report.Undo{Rows: many}}, undoplan.JudgeUndo(undoplan.UndoStep{Objects: 80, NotBack: 80}))
+		record(u, &undo.Result{Outcome: undoplan.Outcome{Rows: many}}, undoplan.JudgeUndo(undoplan.UndoStep{Objects: 80, NotBack: 80}))
 		if len(u.Status.NotBack) != cleanupv1alpha1.MaxUndoObjects || u.Status.Missing != 80 {
 			t.Errorf("%d listed, %d missing", len(u.Status.NotBack), u.Status.Missing)
 		}

@@ -9,6 +9,5 @@
 // its Restore (Rows, Settle) and the phase of an Undo (JudgeUndo).
 //
 // Like pkg/decide, it must not import a client or read the cluster
-// (.golangci.yml's rule for the decisions holds its files too). It was
-// pkg/decide/restore, a name that read as Velero's Restore.
+// (.golangci.yml's rule for the decisions holds its files too).
 package undoplan

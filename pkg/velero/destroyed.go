@@ -66,15 +66,16 @@ func (c Client) KeepDestroyed(ctx context.Context, b *Backup, owner decide.Owner
 			Labels: labelsOf(owner), Annotations: annotations,
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: backupKind.GroupVersion().String(), Kind: backupKind.Kind, Name: b.Name, UID: b.UID}}},
 			BinaryData: map[string][]byte{destroyedKey: parts[i-1]}}
-		if err := c.put(ctx, cm); err != nil {
+		if err := c.Put(ctx, cm); err != nil {
 			return fmt.Errorf("keeping what the uninstall destroys in ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
 		}
 	}
 	return nil
 }
 
-// put creates cm, or replaces the one there.
-func (c Client) put(ctx context.Context, cm *corev1.ConfigMap) error {
+// Put creates cm in Velero's namespace (csv-cleaner's ConfigMaps there:
+// what an uninstall destroyed, an Undo's rows), or replaces the one there.
+func (c Client) Put(ctx context.Context, cm *corev1.ConfigMap) error {
 	err := c.Writer.Create(ctx, cm)
 	if apierrors.IsAlreadyExists(err) {
 		old := &corev1.ConfigMap{}

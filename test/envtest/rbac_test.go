@@ -100,11 +100,16 @@ var deployedSubject = rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace:
 // verb on resource (group/resource, name optional), in every namespace.
 func access(ctx context.Context, verb, group, resource, name string) bool {
 	GinkgoHelper()
+	return allowed(ctx, "system:serviceaccount:csv-cleaner:csv-cleaner", []string{"system:serviceaccounts", "system:serviceaccounts:csv-cleaner"},
+		authorizationv1.ResourceAttributes{Verb: verb, Group: group, Resource: resource, Name: name})
+}
+
+// allowed asks the API server whether user (in groups, and authenticated)
+// may do what attrs say, as kubectl auth can-i --as does.
+func allowed(ctx context.Context, user string, groups []string, attrs authorizationv1.ResourceAttributes) bool {
+	GinkgoHelper()
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User:               "system:serviceaccount:csv-cleaner:csv-cleaner",
-		Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:csv-cleaner", "system:authenticated"},
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: group, Resource: resource, Name: name},
-	}}
+		User: user, Groups: append(groups, "system:authenticated"), ResourceAttributes: &attrs}}
 	Expect(k8s.Create(ctx, sar)).To(Succeed())
 	return sar.Status.Allowed
 }

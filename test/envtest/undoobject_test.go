@@ -2,18 +2,23 @@ package envtest_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -168,6 +173,41 @@ func undoObjectSpecs() {
 		Consistently(func(ctx context.Context) bool { return present(ctx, w1) && present(ctx, cm) }).WithContext(ctx).WithTimeout(2 * time.Second).Should(BeTrue())
 	})
 
+	It("keeps every object's row beside its Backup, owned by the Undo; `csv-cleaner undo` prints them for a person who may make and read Undos and read that ConfigMap, and may read nothing the undo restores", func(ctx SpecContext) {
+		s := newScenario("undorows")
+		s.createPolicy(ctx, backupTo("velero-undorows"))
+		startFakeVelero(ctx, "velero-undorows", "Available")
+		w1, cm := undoneWidget(ctx, s, "velero-undorows", nil)
+		a := s.ns("a")
+		kubeconfig := undoPerson(ctx, "undorows-person", "velero-undorows")
+		args := []string{"undo", "-n", s.install.Namespace, s.install.CSVName, "--velero-namespace", "velero-undorows"}
+
+		By("the undo run by that person, through an Undo: every row, as the Undo came to it")
+		out, errOut, code := runCLIWith(ctx, kubeconfig, args...)
+		Expect(code).To(BeZero(), errOut)
+		Expect(errOut).NotTo(ContainSubstring("Undoing from here"))
+		Expect(out).To(And(MatchRegexp(`Restore:\s+\S+-undo-[0-9a-f]{8} \(Completed\)`), ContainSubstring("2 restored, 0 present already, 0 missing"),
+			MatchRegexp(`Widget.`+s.crd(0).Group+`\s+`+a+`\s+w1\s+restored`),
+			MatchRegexp(`ConfigMap\s+`+a+`\s+w1-config\s+restored\s+-\s+linked to Widget.`+s.crd(0).Group+` `+a+`/w1`)))
+		Expect(ownersOf(ctx, cm)).To(ConsistOf(HaveField("UID", BeEquivalentTo(uidOf(ctx, w1)))))
+
+		By("the rows' ConfigMap: named by the Undo's status, in Velero's namespace, owned by the Undo")
+		undos := undosOf(ctx, s)
+		Expect(undos).To(HaveLen(1))
+		u := undos[0]
+		Expect(u.Status.Rows).To(Equal("velero-undorows/" + u.Name + "-rows"))
+		rows := &corev1.ConfigMap{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "velero-undorows", Name: u.Name + "-rows"}, rows)).To(Succeed())
+		Expect(rows.OwnerReferences).To(ConsistOf(And(HaveField("Kind", "Undo"), HaveField("UID", u.UID))))
+
+		By("run again with -o json by the same person: a second Undo finds everything present, and the rows it kept say so")
+		out, errOut, code = runCLIWith(ctx, kubeconfig, append(args, "-o", "json")...)
+		Expect(code).To(BeZero(), errOut)
+		Expect(out).To(And(ContainSubstring(`"name": "w1-config"`), ContainSubstring(`"state": "present"`), ContainSubstring(`"Widget.`+s.crd(0).Group+` `+a+`/w1"`)))
+		Expect(out).NotTo(Or(ContainSubstring(`"restore"`), ContainSubstring(`"state": "restored"`)))
+		Expect(undosOf(ctx, s)).To(HaveEach(HaveField("Status.Rows", HavePrefix("velero-undorows/"))))
+	})
+
 	It("says in an Undo's status that the uninstall it names had no backup, or does not exist; the API refuses a malformed Undo and a change of its spec", func(ctx SpecContext) {
 		startFakeVelero(ctx, "velero-undobad", "Available")
 		typo := &cleanupv1alpha1.Undo{ObjectMeta: metav1.ObjectMeta{Name: "undobad-typo"}, Spec: cleanupv1alpha1.UndoSpec{
@@ -216,11 +256,43 @@ func undoEvents(ctx context.Context, name string, reasons ...string) {
 	}).WithContext(ctx).Should(ContainElements(reasons))
 }
 
+// undoPerson is the kubeconfig of a new user, name, who may make, follow
+// and delete Undos and read ConfigMaps in veleroNamespace (an Undo's rows),
+// and nothing else: not the uninstall's record, not Velero's objects, not
+// what the undo restores.
+func undoPerson(ctx context.Context, name, veleroNamespace string) string {
+	GinkgoHelper()
+	authn, err := cp.Env.AddUser(envtest.User{Name: name}, nil)
+	Expect(err).NotTo(HaveOccurred())
+	user := rbacv1.Subject{Kind: rbacv1.UserKind, Name: name}
+	bindRole(ctx, name, &rbacv1.ClusterRole{Rules: []rbacv1.PolicyRule{{APIGroups: []string{cleanupv1alpha1.GroupVersion.Group}, Resources: []string{"undos"},
+		Verbs: []string{"create", "get", "list", "watch", "delete"}}}}, user)
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: veleroNamespace, Name: name},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}}}
+	binding := &rbacv1.RoleBinding{ObjectMeta: role.ObjectMeta, Subjects: []rbacv1.Subject{user},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}}
+	Expect(k8s.Create(ctx, role)).To(Succeed())
+	Expect(k8s.Create(ctx, binding)).To(Succeed())
+	Eventually(func(ctx context.Context) bool {
+		return allowed(ctx, name, nil, authorizationv1.ResourceAttributes{Verb: "create", Group: cleanupv1alpha1.GroupVersion.Group, Resource: "undos"}) &&
+			allowed(ctx, name, nil, authorizationv1.ResourceAttributes{Verb: "get", Resource: "configmaps", Namespace: veleroNamespace})
+	}).WithContext(ctx).Should(BeTrue(), "the rights are in effect, as kubectl auth can-i says")
+	raw, err := authn.KubeConfig()
+	Expect(err).NotTo(HaveOccurred())
+	path := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+	Expect(os.WriteFile(path, raw, 0o600)).To(Succeed())
+	return path
+}
+
 // applyUndoRights applies manifests/velero/undo.yaml, as an admin does for
 // Undos, removed after the spec. kube-controller-manager's
 // clusterrole-aggregation controller writes an aggregating ClusterRole with
 // a forced server-side apply, which makes it again when it had the role
 // queued as an earlier spec deleted it: such a leftover is deleted first.
+// It returns once the rights are in effect, as an admin checks with kubectl
+// auth can-i: csv-cleaner-undo gets its rules from kube-controller-manager's
+// aggregation, a moment after it is created (under load, after an Undo made
+// at once would have run).
 func applyUndoRights(ctx context.Context) {
 	GinkgoHelper()
 	objs, err := fixtures.ShippedUndoObjects()
@@ -237,6 +309,8 @@ func applyUndoRights(ctx context.Context) {
 		}).WithContext(ctx).Should(Succeed(), "%s %s", o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
 		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, o))).To(Succeed()) })
 	}
+	Eventually(func(ctx context.Context) bool { return access(ctx, "patch", "", "configmaps", "") }).WithContext(ctx).
+		Should(BeTrue(), "csv-cleaner's ServiceAccount may patch ConfigMaps once csv-cleaner-undo has aggregated csv-cleaner-undo-base")
 }
 
 var _ = Describe("The rights and the fence of manifests/velero/undo.yaml", func() {

@@ -178,8 +178,14 @@ func runCLI(ctx context.Context, args ...string) (string, int) {
 // it printed on stdout and on stderr, and its exit code.
 func runCLIAll(ctx context.Context, args ...string) (string, string, int) {
 	GinkgoHelper()
+	return runCLIWith(ctx, cp.Kubeconfig, args...)
+}
+
+// runCLIWith is runCLIAll as the identity of kubeconfig.
+func runCLIWith(ctx context.Context, kubeconfig string, args ...string) (string, string, int) {
+	GinkgoHelper()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, planBinary(), append(args, "--kubeconfig", cp.Kubeconfig)...)
+	cmd := exec.CommandContext(ctx, planBinary(), append(args, "--kubeconfig", kubeconfig)...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	var exit *exec.ExitError
