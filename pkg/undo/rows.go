@@ -24,13 +24,11 @@ import (
 // Velero's namespace that it owns (status.rows names it): the status
 // holds the counts and the first rows not back, and a status of thousands
 // of rows would near the API server's limit on one object. rowsKey is its
-// key, gzipped JSON; rowsVersion the shape it is written in; maxRows the
-// most gzipped bytes one ConfigMap holds (1 MiB at most); maxRowsJSON the
-// most JSON read back.
+// key, gzipped JSON (at most velero.ConfigMapBytes); rowsVersion the shape
+// it is written in; maxRowsJSON the most JSON read back.
 const (
 	rowsKey     = "outcome.json.gz"
 	rowsVersion = 1
-	maxRows     = 900 << 10
 	maxRowsJSON = 64 << 20
 )
 
@@ -63,7 +61,7 @@ func KeepRows(ctx context.Context, c client.Client, u *cleanupv1alpha1.Undo, o *
 	if err := errors.Join(json.NewEncoder(z).Encode(keptOutcome{Version: rowsVersion, Outcome: *o}), z.Close()); err != nil {
 		return "", fmt.Errorf("writing the undo's rows: %w", err)
 	}
-	if buf.Len() > maxRows {
+	if buf.Len() > velero.ConfigMapBytes {
 		return "", fmt.Errorf("%w (%d rows, %d bytes gzipped)", ErrRowsTooLarge, len(o.Rows), buf.Len())
 	}
 	namespace, _, _ := strings.Cut(o.Backup, "/")
@@ -87,26 +85,35 @@ func ReadRows(ctx context.Context, c client.Reader, u *cleanupv1alpha1.Undo) (*u
 		return nil, nil
 	}
 	cm := &corev1.ConfigMap{}
-	switch err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, cm); {
-	case apierrors.IsNotFound(err):
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, cm); apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("the rows of Undo %s are gone (ConfigMap %s was deleted): run the undo again, it reports every object", u.Name, u.Status.Rows)
-	case err != nil:
+	} else if err != nil {
 		return nil, fmt.Errorf("reading the rows of Undo %s (ConfigMap %s): %w", u.Name, u.Status.Rows, err)
 	}
-	z, err := gzip.NewReader(bytes.NewReader(cm.BinaryData[rowsKey]))
+	kept, err := decodeRows(cm.BinaryData[rowsKey])
 	if err != nil {
 		return nil, fmt.Errorf("reading the rows of Undo %s (ConfigMap %s): %w", u.Name, u.Status.Rows, err)
+	}
+	return kept, nil
+}
+
+// decodeRows reads what KeepRows wrote; a later version (a newer
+// csv-cleaner's) is refused.
+func decodeRows(gz []byte) (*undoplan.Outcome, error) {
+	z, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, err
 	}
 	raw, err := io.ReadAll(io.LimitReader(z, maxRowsJSON))
 	if err != nil {
-		return nil, fmt.Errorf("reading the rows of Undo %s (ConfigMap %s): %w", u.Name, u.Status.Rows, err)
+		return nil, err
 	}
 	var kept keptOutcome
 	if err := json.Unmarshal(raw, &kept); err != nil {
-		return nil, fmt.Errorf("reading the rows of Undo %s (ConfigMap %s): %w", u.Name, u.Status.Rows, err)
+		return nil, err
 	}
 	if kept.Version > rowsVersion {
-		return nil, fmt.Errorf("the rows of Undo %s were written at version %d, by a newer csv-cleaner than this one (which reads up to %d)", u.Name, kept.Version, rowsVersion)
+		return nil, fmt.Errorf("written at version %d, by a newer csv-cleaner than this one (which reads up to %d)", kept.Version, rowsVersion)
 	}
 	return &kept.Outcome, nil
 }

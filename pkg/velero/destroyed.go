@@ -18,11 +18,12 @@ import (
 // destroyedKey is the ConfigMap's key: gzipped JSON, or a part of it.
 const destroyedKey = "destroyed.json.gz"
 
-// destroyedPart is the most of the gzipped JSON one ConfigMap holds (a
-// ConfigMap holds 1 MiB at most); PartsAnnotation, on the first, says
-// how many ConfigMaps hold it.
+// ConfigMapBytes is the most of csv-cleaner's gzipped JSON one ConfigMap
+// holds (a ConfigMap holds 1 MiB at most); PartsAnnotation, on the first
+// part of a record of what an uninstall destroyed, says how many
+// ConfigMaps hold it.
 const (
-	destroyedPart   = 900 << 10
+	ConfigMapBytes  = 900 << 10
 	PartsAnnotation = "cleanup.csv-cleaner.io/parts"
 )
 
@@ -56,7 +57,7 @@ func (c Client) KeepDestroyed(ctx context.Context, b *Backup, owner decide.Owner
 	if err != nil {
 		return err
 	}
-	parts := split(gz, destroyedPart)
+	parts := split(gz, ConfigMapBytes)
 	for i := len(parts); i >= 1; i-- {
 		annotations := annotationsOf(owner)
 		if i == 1 && len(parts) > 1 {
