@@ -50,13 +50,16 @@ func applyVeleroRole(ctx context.Context, namespace string) {
 		Expect(rule.Resources).NotTo(ContainElement("*"))
 	}
 	role.Namespace, binding.Namespace = namespace, namespace
+	// The dependents' roles first, in effect before the Role that lets a
+	// waiting Undo go on: an Undo that ran between the two would find a kind
+	// it may not list yet and end PartiallyFailed.
+	applyDependentsRoles(ctx)
 	Expect(k8s.Create(ctx, role)).To(Succeed())
 	Expect(k8s.Create(ctx, binding)).To(Succeed())
 	DeferCleanup(func(ctx SpecContext) {
 		Expect(client.IgnoreNotFound(k8s.Delete(ctx, binding))).To(Succeed())
 		Expect(client.IgnoreNotFound(k8s.Delete(ctx, role))).To(Succeed())
 	})
-	applyDependentsRoles(ctx)
 }
 
 // applyDependentsRoles applies manifests/velero/dependents.yaml, and, as
@@ -81,6 +84,12 @@ func applyDependentsRoles(ctx context.Context) {
 	}
 	others, err := fixtures.GrantListOnEveryCRD(ctx, k8s)
 	Expect(err).NotTo(HaveOccurred())
+	// In effect, as kubectl auth can-i says: dependents.yaml's lists, and the
+	// aggregated role's last rule (kube-controller-manager aggregates it).
+	last := others.Rules[len(others.Rules)-1]
+	Eventually(func(ctx context.Context) bool {
+		return access(ctx, "list", "", "configmaps", "") && access(ctx, "list", last.APIGroups[0], last.Resources[0], "")
+	}).WithContext(ctx).Should(BeTrue(), "csv-cleaner's ServiceAccount may list what the dependents' roles grant")
 	DeferCleanup(func(ctx SpecContext) {
 		Expect(client.IgnoreNotFound(k8s.Delete(ctx, others))).To(Succeed())
 		for _, o := range objs {
