@@ -41,6 +41,7 @@ type backupTool interface {
 	ResourceList(ctx context.Context, b *velero.Backup, now time.Time) (map[string][]string, bool, error)
 	VolumeBackups(ctx context.Context, b *velero.Backup, now time.Time) ([]decide.VolumeBackup, bool, error)
 	KeepDestroyed(ctx context.Context, b *velero.Backup, owner decide.Owner, d *destroyed.Record) error
+	OwnPolicy(ctx context.Context, b *velero.Backup) error
 	Failure(ctx context.Context, b *velero.Backup, now time.Time) (decide.BackupFailure, bool, error)
 	Workers(ctx context.Context) (int, bool, error)
 }
@@ -203,7 +204,11 @@ func (g *Gate) gate(ctx context.Context, tool backupTool, namespace string) (boo
 		return false, err
 	}
 	// What it destroys is kept beside the Backup before the record says
-	// verified: the undo restores that and nothing else.
+	// verified: the undo restores that and nothing else. Both, and the
+	// Backup's resource policy, go with the Backup.
+	if err := tool.OwnPolicy(ctx, backup); err != nil {
+		return false, err
+	}
 	if err := tool.KeepDestroyed(ctx, backup, g.pass.Owner, record); err != nil {
 		return false, err
 	}

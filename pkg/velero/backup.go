@@ -122,13 +122,22 @@ func (c Client) CreateBackup(ctx context.Context, name string, owner decide.Owne
 	case err != nil:
 		return absent(fmt.Errorf("creating Velero's Backup %s/%s: %w", c.Namespace, name, err))
 	}
-	return c.ownedByBackup(ctx, cm, b)
+	return c.ownedByBackup(ctx, cm, b.GetName(), b.GetUID())
+}
+
+// OwnPolicy makes the resource policy of the Backup b owned by it, as
+// CreateBackup does: the pass that verifies the Backup asks again, for a
+// pass that made the Backup and was refused that write, or lost its reply.
+// A policy that is gone has nothing to own.
+func (c Client) OwnPolicy(ctx context.Context, b *Backup) error {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: b.Name}}
+	return client.IgnoreNotFound(c.ownedByBackup(ctx, cm, b.Name, b.UID))
 }
 
 // ownedByBackup makes the ConfigMap cm (as created, or read again) owned by
-// the Backup b: the garbage collector deletes it with the Backup.
-func (c Client) ownedByBackup(ctx context.Context, cm *corev1.ConfigMap, b *unstructured.Unstructured) error {
-	ref := metav1.OwnerReference{APIVersion: backupKind.GroupVersion().String(), Kind: backupKind.Kind, Name: b.GetName(), UID: b.GetUID()}
+// the Backup name of uid: the garbage collector deletes it with the Backup.
+func (c Client) ownedByBackup(ctx context.Context, cm *corev1.ConfigMap, name string, uid types.UID) error {
+	ref := metav1.OwnerReference{APIVersion: backupKind.GroupVersion().String(), Kind: backupKind.Kind, Name: name, UID: uid}
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := c.Live.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
 			return fmt.Errorf("reading ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
@@ -389,11 +390,52 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		Consistently(s.remaining).WithContext(ctx).WithTimeout(time.Second).Should(ContainElements(
 			"CSV", "Widget "+s.ns("a")+"/w1", "ClusterRole "+s.id+"-role"))
 
-		By("applying manifests/velero, as docs/backup.md says")
+		By("applying manifests/velero, as docs/backup.md says (kubectl apply -k: role.yaml, dependents.yaml, and undo.yaml with its fence, in effect before the Role)")
+		applyUndoRights(ctx)
 		applyVeleroRole(ctx, "velero")
 		s.csvGone(ctx)
 		Expect(s.remaining(ctx)).To(Equal([]string{"CRD " + s.crd(0).Name()}))
-		Expect(s.record(ctx).Status.Backup).To(HaveValue(HaveField("Verified", true)))
+		backup := s.record(ctx).Status.Backup
+		Expect(backup).To(HaveValue(HaveField("Verified", true)))
+		policy := &corev1.ConfigMap{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "velero", Name: backup.Name}, policy)).To(Succeed())
+		Expect(policy.OwnerReferences).To(ConsistOf(HaveField("Name", backup.Name)), "the Backup's resource policy is owned by it")
+		kept, err := velero.Client{Live: k8s, Namespace: "velero"}.ReadDestroyed(ctx, backup.Name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(kept).NotTo(BeNil(), "what the uninstall destroyed is kept beside its Backup")
+	})
+
+	It("makes the Backup's resource policy owned by it before it deletes, when the write was refused after the Backup was made: blocked meanwhile, deleting nothing", func(ctx SpecContext) {
+		s := newScenario("bkownpolicy")
+		v := startFakeVelero(ctx, "velero-bkownpolicy", "Available")
+		s.createPolicy(ctx, backupTo("velero-bkownpolicy"))
+		s.installWithOperand(ctx)
+
+		By("an admission policy that refuses every change of a ConfigMap in Velero's namespace, in effect")
+		refuse := refuseConfigMapUpdates(ctx, "velero-bkownpolicy")
+		s.deleteCSV(ctx)
+		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedAdmissionRefused)
+		Expect(s.record(ctx).Status.Message).To(ContainSubstring("owned by its Backup"))
+
+		By("Velero's Backup complete: the passes that would verify it are blocked the same way, deleting nothing")
+		Eventually(func(ctx context.Context) []string {
+			var phases []string
+			for _, b := range v.backups(ctx) {
+				phase, _, _ := unstructured.NestedString(b.Object, "status", "phase")
+				phases = append(phases, phase)
+			}
+			return phases
+		}).WithContext(ctx).Should(ConsistOf(decide.BackupPhaseCompleted))
+		Consistently(func(ctx context.Context) []string { return append(s.remaining(ctx), s.phase(ctx)) }).WithContext(ctx).WithTimeout(3 * time.Second).
+			Should(ContainElements("Widget "+s.ns("a")+"/w1", "Blocked/"+cleanupv1alpha1.BlockedAdmissionRefused))
+
+		By("the admission policy gone: the uninstall completes, and the resource policy goes with its Backup")
+		refuse()
+		s.csvGone(ctx)
+		name := s.record(ctx).Status.Backup.Name
+		policy := &corev1.ConfigMap{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "velero-bkownpolicy", Name: name}, policy)).To(Succeed())
+		Expect(policy.OwnerReferences).To(ConsistOf(HaveField("Name", name)))
 	})
 
 	It("shows in `csv-cleaner plan` the Backup the run would make, and foresees what would block it, writing nothing", func(ctx SpecContext) {

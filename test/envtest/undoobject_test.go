@@ -2,6 +2,7 @@ package envtest_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,10 +18,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
@@ -311,6 +315,33 @@ func applyUndoRights(ctx context.Context) {
 	}
 	Eventually(func(ctx context.Context) bool { return access(ctx, "patch", "", "configmaps", "") }).WithContext(ctx).
 		Should(BeTrue(), "csv-cleaner's ServiceAccount may patch ConfigMaps once csv-cleaner-undo has aggregated csv-cleaner-undo-base")
+	waitFenced(ctx)
+}
+
+// undoFenced is what csv-cleaner-undo-fence says when it refuses a request.
+const undoFenced = "csv-cleaner may change only the ownerReferences of an object Velero restored"
+
+// waitFenced returns once csv-cleaner-undo-fence refuses csv-cleaner's
+// ServiceAccount a change of a ConfigMap Velero did not restore (a dry
+// run, impersonating it): the API server loads an admission policy a moment
+// after it is made.
+func waitFenced(ctx context.Context) {
+	GinkgoHelper()
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + deployedSubject.Namespace + ":" + deployedSubject.Name,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + deployedSubject.Namespace, "system:authenticated"}}
+	as, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, fixtures.Namespace("undofence-probe")))).To(Succeed())
+	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "undofence-probe", Name: "probe"}}
+	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, probe))).To(Succeed())
+	Eventually(func(ctx context.Context) error {
+		fresh := &corev1.ConfigMap{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(probe), fresh)).To(Succeed())
+		changed := fresh.DeepCopy()
+		changed.Data = map[string]string{"k": "v"}
+		return as.Patch(ctx, changed, client.MergeFrom(fresh), client.DryRunAll)
+	}).WithContext(ctx).Should(MatchError(ContainSubstring(undoFenced)), "csv-cleaner-undo-fence in effect")
 }
 
 var _ = Describe("The rights and the fence of manifests/velero/undo.yaml", func() {
@@ -336,7 +367,6 @@ var _ = Describe("The rights and the fence of manifests/velero/undo.yaml", func(
 			return as.Patch(ctx, changed, client.MergeFrom(fresh), opts...)
 		}
 		link := func(s *corev1.Secret) { s.OwnerReferences = []metav1.OwnerReference{ownerRef(owner)} }
-		fenced := "csv-cleaner may change only the ownerReferences of an object Velero restored"
 
 		By("its data, its labels, or a Secret Velero did not restore: refused by the fence (dry runs, so that nothing changes while the policy loads)")
 		for what, change := range map[string]func(*corev1.Secret){
@@ -344,9 +374,9 @@ var _ = Describe("The rights and the fence of manifests/velero/undo.yaml", func(
 			"label": func(s *corev1.Secret) { delete(s.Labels, "velero.io/backup-name"); link(s) },
 		} {
 			Eventually(func(ctx context.Context) error { return patch(restored, change, client.DryRunAll) }).WithContext(ctx).
-				Should(And(Satisfy(apierrors.IsForbidden), MatchError(ContainSubstring(fenced))), what)
+				Should(And(Satisfy(apierrors.IsForbidden), MatchError(ContainSubstring(undoFenced))), what)
 		}
-		Eventually(func(ctx context.Context) error { return patch(mine, link, client.DryRunAll) }).WithContext(ctx).Should(MatchError(ContainSubstring(fenced)))
+		Eventually(func(ctx context.Context) error { return patch(mine, link, client.DryRunAll) }).WithContext(ctx).Should(MatchError(ContainSubstring(undoFenced)))
 
 		By("the ownerReferences of a restored Secret: allowed")
 		Expect(patch(restored, link)).To(Succeed())
@@ -363,5 +393,40 @@ var _ = Describe("The rights and the fence of manifests/velero/undo.yaml", func(
 		base := pod.DeepCopy()
 		pod.OwnerReferences = []metav1.OwnerReference{ownerRef(owner)}
 		Expect(apierrors.IsForbidden(as.Patch(ctx, pod, client.MergeFrom(base)))).To(BeTrue())
+
+		By("with manifests/velero's Role as well: csv-cleaner replaces its own ConfigMaps in Velero's namespace (what an uninstall destroyed, an Undo's rows), as a pass run again does")
+		role, _, err := fixtures.ShippedVeleroRole()
+		Expect(err).NotTo(HaveOccurred())
+		objs, err := fixtures.ShippedUndoObjects()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(objs).To(ContainElement(WithTransform(func(o client.Object) string { return fmt.Sprint(o.(*unstructured.Unstructured).Object["spec"]) },
+			ContainSubstring("request.namespace == '"+role.Namespace+"'"))), "the fence names role.yaml's namespace")
+		Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, fixtures.Namespace(role.Namespace)))).To(Succeed())
+		applyVeleroRole(ctx, role.Namespace)
+		own := func(ns, name string) *corev1.ConfigMap {
+			return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{velero.ManagedByLabel: velero.ManagedBy}},
+				Data: map[string]string{"k": name}}
+		}
+		v := velero.Client{Live: k8s, Writer: as, Namespace: "velero"}
+		Expect(v.Put(ctx, own("velero", "undofence-own"))).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(k8s.Delete(ctx, own("velero", "undofence-own"))).To(Succeed()) })
+		again := own("velero", "undofence-own")
+		again.Data["k"] = "written again"
+		Expect(v.Put(ctx, again)).To(Succeed(), "replacing it is an UPDATE the fence lets through")
+		read := &corev1.ConfigMap{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(again), read)).To(Succeed())
+		Expect(read.Data).To(HaveKeyWithValue("k", "written again"))
+
+		By("Velero's own ConfigMap in its namespace, or one labeled as csv-cleaner's elsewhere: refused by the fence")
+		velerosOwn := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "velero", Name: "undofence-velero"}, Data: map[string]string{"k": "v"}}
+		Expect(k8s.Create(ctx, velerosOwn)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(k8s.Delete(ctx, velerosOwn)).To(Succeed()) })
+		elsewhere := own(ns, "undofence-elsewhere")
+		Expect(k8s.Create(ctx, elsewhere)).To(Succeed())
+		for _, cm := range []*corev1.ConfigMap{velerosOwn, elsewhere} {
+			changed := cm.DeepCopy()
+			changed.Data["k"] = "changed"
+			Expect(as.Patch(ctx, changed, client.MergeFrom(cm))).To(And(Satisfy(apierrors.IsForbidden), MatchError(ContainSubstring(undoFenced))), cm.Namespace+"/"+cm.Name)
+		}
 	})
 })
