@@ -5,7 +5,7 @@
 // csv-cleaner placed), `version`, `help` and `completion`. Installed as
 // kubectl-csv_cleaner it is a kubectl plugin.
 //
-// It only wires the flags, the manager (pkg/manager), self's release on
-// exit (pkg/self), the commands' packages and their printing (pkg/report):
+// It only wires the flags, the manager (pkg/manager), owninstall's release on
+// exit (pkg/owninstall), the commands' packages and their printing (pkg/report):
 // it must not decide or act.
 package main

@@ -19,7 +19,7 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/manager"
-	"github.com/csv-cleaner/csv-cleaner/pkg/self"
+	"github.com/csv-cleaner/csv-cleaner/pkg/owninstall"
 )
 
 // The build, stamped by the Makefile's -ldflags -X (make build, make dist,
@@ -125,7 +125,7 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("creating the client for the release on exit: %w", err)
 	}
-	if err := self.ReleaseOnExit(logr.NewContext(ctx, ctrl.Log.WithName("exit")), cleanup.Retry.Client(live), setup.Install()); err != nil {
+	if err := owninstall.ReleaseOnExit(logr.NewContext(ctx, ctrl.Log.WithName("exit")), cleanup.Retry.Client(live), setup.Install()); err != nil {
 		return fmt.Errorf("releasing csv-cleaner's finalizers on exit (run csv-cleaner release to finish): %w", err)
 	}
 	return nil

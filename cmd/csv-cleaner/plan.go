@@ -16,10 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/csvcontroller"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
-	"github.com/csv-cleaner/csv-cleaner/pkg/extension"
+	"github.com/csv-cleaner/csv-cleaner/pkg/extensioncontroller"
 	"github.com/csv-cleaner/csv-cleaner/pkg/report"
 )
 
@@ -82,7 +82,7 @@ func parseServiceAccount(s string) (types.NamespacedName, bool) {
 // printPlan reads the cluster of kubeconfig and prints the plan of the CSV key.
 func printPlan(kubeconfig string, key types.NamespacedName, output string, sa *types.NamespacedName, stdout io.Writer) error {
 	return readAndPrint(kubeconfig, output, sa, stdout, func(ctx context.Context, c client.Reader) (*dryrun.DryRun, error) {
-		return csvctl.PlanUninstall(ctx, c, key, time.Now())
+		return csvcontroller.PlanUninstall(ctx, c, key, time.Now())
 	})
 }
 
@@ -98,7 +98,7 @@ func isExtensionKind(arg string) bool {
 // printExtensionPlan reads the cluster of kubeconfig and prints the plan of the ClusterExtension name.
 func printExtensionPlan(kubeconfig, name, output string, sa *types.NamespacedName, stdout io.Writer) error {
 	return readAndPrint(kubeconfig, output, sa, stdout, func(ctx context.Context, c client.Reader) (*dryrun.DryRun, error) {
-		return extension.Plan(ctx, c, name, time.Now())
+		return extensioncontroller.Plan(ctx, c, name, time.Now())
 	})
 }
 

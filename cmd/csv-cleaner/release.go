@@ -10,8 +10,8 @@ import (
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/owninstall"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
-	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
 
 // newReleaseCommand is `csv-cleaner release`.
@@ -33,7 +33,7 @@ ended, say). Uninstalls still under way are abandoned, with a Warning Event
 on their CSV. It prints each object it changed.`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return release(stdout, kubeconfig, self.Releaser{Finalizers: decide.Finalizers{Current: finalizer, Legacy: legacy},
+			return release(stdout, kubeconfig, owninstall.Releaser{Finalizers: decide.Finalizers{Current: finalizer, Legacy: legacy},
 				Hold: hold, Workers: workers, Reporter: "csv-cleaner-release"}, timeout)
 		},
 	}
@@ -49,7 +49,7 @@ on their CSV. It prints each object it changed.`,
 
 // release removes the finalizers rl names from the cluster of kubeconfig
 // within timeout and prints each object it changed.
-func release(stdout io.Writer, kubeconfig string, rl self.Releaser, timeout time.Duration) error {
+func release(stdout io.Writer, kubeconfig string, rl owninstall.Releaser, timeout time.Duration) error {
 	c, _, err := commandClient(kubeconfig, "csv-cleaner-release/"+version)
 	if err != nil {
 		return err

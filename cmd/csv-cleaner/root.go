@@ -19,9 +19,9 @@ import (
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/owninstall"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/pkg/report"
-	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 )
 
 // pluginName is the name kubectl (and krew) finds csv-cleaner by as a
@@ -147,7 +147,7 @@ func controllerFlags(fs *pflag.FlagSet, o *options) {
 	fs.IntVar(&o.workers, "max-concurrent-reconciles", 4, "CSVs reconciled at once.")
 	fs.BoolVar(&o.paceWrites, "pace-writes", true, "Pace the finalizer and RBAC-hold patches of managed CSVs (thousands at a first start) by the API server's latency, up to 3 × --max-concurrent-reconciles in flight, so that other clients wait less behind them.")
 	fs.IntVar(&o.deleteWorkers, "delete-workers", cleanup.DefaultDeleteWorkers, "Delete requests in flight at once for one uninstall (within the client's rate limit), and finalizer patches in flight when csv-cleaner releases everything.")
-	fs.DurationVar(&o.releaseTimeout, "release-timeout", self.DefaultReleaseTimeout, "On SIGTERM while csv-cleaner is being uninstalled (its namespace terminating, or its CSV deleted with no CSV replacing it), how long it may take to remove every finalizer it placed; keep it below the pod's terminationGracePeriodSeconds.")
+	fs.DurationVar(&o.releaseTimeout, "release-timeout", owninstall.DefaultReleaseTimeout, "On SIGTERM while csv-cleaner is being uninstalled (its namespace terminating, or its CSV deleted with no CSV replacing it), how long it may take to remove every finalizer it placed; keep it below the pod's terminationGracePeriodSeconds.")
 	fs.StringVar(&o.operandRole, "operand-role", rbac.OperandRole, "Aggregated ClusterRole that grants csv-cleaner its rights on operands, which it binds to its own identity at start; empty binds nothing.")
 	// controller-runtime's --kubeconfig and zap's --zap-* flags are Go flags.
 	gofs := flag.NewFlagSet("csv-cleaner", flag.ContinueOnError)

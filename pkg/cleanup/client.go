@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/pace"
+	"github.com/csv-cleaner/csv-cleaner/pkg/throttle"
 )
 
 // crdsAsProtobuf has controller-runtime's clients read and write CRDs as
@@ -54,6 +54,6 @@ const (
 func ClientConfig(cfg *rest.Config) {
 	cfg.Wrap(InstrumentClient) // innermost: it counts what the API server has
 	cfg.Wrap(holdSlot)
-	cfg.Wrap(pace.Transport) // each try of a background write is paced (ensureManaged)
+	cfg.Wrap(throttle.Transport) // each try of a background write is paced (ensureManaged)
 	cfg.Wrap(Retry.Transport)
 }

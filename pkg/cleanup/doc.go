@@ -1,5 +1,5 @@
 // Package cleanup is the uninstall engine: what an uninstall does whatever
-// its owner, a CSV (pkg/csv) or a ClusterExtension (pkg/extension). A
+// its owner, a CSV (pkg/csvcontroller) or a ClusterExtension (pkg/extensioncontroller). A
 // controller hands the engine a Pass and the engine runs it as a straight
 // line (Engine.Uninstall): open the record, classify, start it before
 // anything is deleted, run the backup gate (pkg/backupgate) and the
@@ -9,5 +9,5 @@
 // client's configuration.
 //
 // It must not import a controller, csv-cleaner's own life cycle
-// (pkg/self) or the undo, nor decide what pkg/decide can decide.
+// (pkg/owninstall) or the undo, nor decide what pkg/decide can decide.
 package cleanup

@@ -13,12 +13,12 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/backupgate"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
-	"github.com/csv-cleaner/csv-cleaner/pkg/gather"
+	"github.com/csv-cleaner/csv-cleaner/pkg/instances"
 )
 
 // gather is the engine's Gatherer.
-func (e *Engine) gather() gather.Gatherer {
-	return gather.Gatherer{Live: e.APIReader, Cached: e.Client}
+func (e *Engine) gather() instances.Gatherer {
+	return instances.Gatherer{Live: e.APIReader, Cached: e.Client}
 }
 
 // gate is the backup gate with the engine's clients and its Backups' plans.

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	"github.com/csv-cleaner/csv-cleaner/pkg/pace"
+	"github.com/csv-cleaner/csv-cleaner/pkg/throttle"
 )
 
 // Result label values of csv_cleaner_uninstalls_total.
@@ -64,10 +64,10 @@ var (
 		Help: "Requests csv-cleaner's client has sent to the API server and not had answered yet (a watch counts until its response starts).",
 	}, func() float64 { return float64(inflight.now.Load()) })
 	// writePace is the pacer of the running controller's background writes (ReportPace).
-	writePace         atomic.Pointer[pace.Limiter]
-	writePaceLimit    = paceGauge("csv_cleaner_write_pace_limit", "How many of its background writes (the finalizer and the RBAC hold on managed CSVs) csv-cleaner lets be in flight now: it follows the API server's latency, so that a first start on many CSVs crowds other clients out as little as the latency shows (0 with --pace-writes=false).", func(s pace.Status) float64 { return float64(s.Limit) })
-	writePaceLatency  = paceGauge("csv_cleaner_write_pace_latency_seconds", "The median latency of csv-cleaner's last window of background writes, which the pace compares with csv_cleaner_write_pace_baseline_seconds.", func(s pace.Status) float64 { return s.Latency.Seconds() })
-	writePaceBaseline = paceGauge("csv_cleaner_write_pace_baseline_seconds", "The latency of csv-cleaner's background writes on an unloaded API server: the lowest median of its last 30 windows, one in ten of them measured with one write in flight. While the last window's latency stays within twice it, the limit grows.", func(s pace.Status) float64 { return s.Baseline.Seconds() })
+	writePace         atomic.Pointer[throttle.Limiter]
+	writePaceLimit    = paceGauge("csv_cleaner_write_pace_limit", "How many of its background writes (the finalizer and the RBAC hold on managed CSVs) csv-cleaner lets be in flight now: it follows the API server's latency, so that a first start on many CSVs crowds other clients out as little as the latency shows (0 with --pace-writes=false).", func(s throttle.Status) float64 { return float64(s.Limit) })
+	writePaceLatency  = paceGauge("csv_cleaner_write_pace_latency_seconds", "The median latency of csv-cleaner's last window of background writes, which the pace compares with csv_cleaner_write_pace_baseline_seconds.", func(s throttle.Status) float64 { return s.Latency.Seconds() })
+	writePaceBaseline = paceGauge("csv_cleaner_write_pace_baseline_seconds", "The latency of csv-cleaner's background writes on an unloaded API server: the lowest median of its last 30 windows, one in ten of them measured with one write in flight. While the last window's latency stays within twice it, the limit grows.", func(s throttle.Status) float64 { return s.Baseline.Seconds() })
 	clientInflightMax = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "csv_cleaner_client_requests_in_flight_max",
 		Help: "The most requests csv-cleaner's client has had in flight at once since it started: the peak load it put on the API server, which --delete-workers bounds.",
@@ -80,7 +80,7 @@ func init() {
 }
 
 // paceGauge reports one figure of the pacer's status; 0 when nothing is paced.
-func paceGauge(name, help string, figure func(pace.Status) float64) prometheus.GaugeFunc {
+func paceGauge(name, help string, figure func(throttle.Status) float64) prometheus.GaugeFunc {
 	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
 		if l := writePace.Load(); l != nil {
 			return figure(l.Status())
@@ -222,4 +222,4 @@ func (p *progressCollector) Collect(ch chan<- prometheus.Metric) {
 
 // ReportPace makes the pace gauges show l, the pacer of the running
 // controller's background writes (nil: nothing is paced).
-func ReportPace(l *pace.Limiter) { writePace.Store(l) }
+func ReportPace(l *throttle.Limiter) { writePace.Store(l) }

@@ -11,7 +11,7 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dependents"
-	"github.com/csv-cleaner/csv-cleaner/pkg/gather"
+	"github.com/csv-cleaner/csv-cleaner/pkg/instances"
 	"github.com/csv-cleaner/csv-cleaner/pkg/refusal"
 	"github.com/csv-cleaner/csv-cleaner/pkg/revision"
 )
@@ -50,7 +50,7 @@ const ReadFailed = "ReadFailed"
 // the run lists and decides them. A kind it cannot read is a row of Unread,
 // never an empty plan. It returns the kinds of which it keeps some instance
 // (an unread kind counts); at PlanKinds it lists nothing.
-func (d *DryRun) AddInstances(ctx context.Context, g gather.Gatherer, in Instances) (map[string]bool, error) {
+func (d *DryRun) AddInstances(ctx context.Context, g instances.Gatherer, in Instances) (map[string]bool, error) {
 	d.targets = in.Decide.Targets
 	for _, s := range in.Scopes {
 		if s.CRD != nil && s.KeepReason == "" && in.Decide.Orphan == "" {

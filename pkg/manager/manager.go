@@ -14,11 +14,11 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/csvcontroller"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-	"github.com/csv-cleaner/csv-cleaner/pkg/extension"
+	"github.com/csv-cleaner/csv-cleaner/pkg/extensioncontroller"
+	"github.com/csv-cleaner/csv-cleaner/pkg/owninstall"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
-	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undocontroller"
 )
 
@@ -42,7 +42,7 @@ type SetupOptions struct {
 	// has those rights some other way).
 	OperandRole string
 	// PaceWrites paces the finalizer and hold patches of managed CSVs by the
-	// API server's latency (pkg/pace), up to 3 × MaxConcurrentReconciles in
+	// API server's latency (pkg/throttle), up to 3 × MaxConcurrentReconciles in
 	// flight; off, they go as fast as the reconciles send them.
 	PaceWrites bool
 	// UndoCommand is how a person undoes an uninstall (the command line of
@@ -53,14 +53,14 @@ type SetupOptions struct {
 
 // Install is csv-cleaner's own install as the options give it: what its
 // own uninstall, in a reconcile or on SIGTERM (self.ReleaseOnExit), releases.
-func (o SetupOptions) Install() self.Install {
+func (o SetupOptions) Install() owninstall.Install {
 	finalizers := o.Finalizers
 	if finalizers.Current == "" {
 		finalizers.Current = decide.DefaultFinalizer
 	}
 	// The hold's name stays when the hold is off: releasing the holds
 	// placed before takes off that name, not the default.
-	return self.Install{Self: o.Self, Namespace: o.Namespace, Finalizers: finalizers,
+	return owninstall.Install{Self: o.Self, Namespace: o.Namespace, Finalizers: finalizers,
 		Hold: rbac.HoldName(o.RBACHold), Workers: max(1, o.DeleteWorkers)}
 }
 
@@ -77,12 +77,12 @@ func Setup(mgr ctrl.Manager, o SetupOptions) (clusterExtensions bool, _ error) {
 	if err != nil {
 		return false, err
 	}
-	life := &self.Life{Install: install, Cached: engine.Client, Live: engine.APIReader, Writer: engine.Client}
-	if _, err := csv.Setup(mgr, engine, life, csv.Options{Workers: o.MaxConcurrentReconciles, RBACHold: o.RBACHold,
+	life := &owninstall.Life{Install: install, Cached: engine.Client, Live: engine.APIReader, Writer: engine.Client}
+	if _, err := csvcontroller.Setup(mgr, engine, life, csvcontroller.Options{Workers: o.MaxConcurrentReconciles, RBACHold: o.RBACHold,
 		DisableRBACHold: o.DisableRBACHold, PaceWrites: o.PaceWrites}); err != nil {
 		return false, err
 	}
-	served, err := extension.SetupIfServed(mgr, engine, life, o.MaxConcurrentReconciles)
+	served, err := extensioncontroller.SetupIfServed(mgr, engine, life, o.MaxConcurrentReconciles)
 	if err != nil {
 		return false, err
 	}
@@ -92,7 +92,7 @@ func Setup(mgr ctrl.Manager, o SetupOptions) (clusterExtensions bool, _ error) {
 		mgr.GetLogger().Info("Not running Undos: the API server does not serve them (their CRD, cleanup.csv-cleaner.io_undos, is not installed)")
 	}
 	if o.OperandRole != "" {
-		binding := self.OperandBinding{
+		binding := owninstall.OperandBinding{
 			Binder:   rbac.OperandBinder{Live: engine.APIReader, Writer: engine.Client, Role: o.OperandRole, Self: o.Self},
 			Reviews:  engine.Client,
 			Log:      mgr.GetLogger().WithName("operand-binding"),
@@ -107,7 +107,7 @@ func Setup(mgr ctrl.Manager, o SetupOptions) (clusterExtensions bool, _ error) {
 }
 
 // CacheOptions are the manager's cache: the CSV controller's (csv.CacheOptions).
-func CacheOptions() cache.Options { return csv.CacheOptions() }
+func CacheOptions() cache.Options { return csvcontroller.CacheOptions() }
 
 // warmRESTMapper maps now the kinds an uninstall reads live. The RESTMapper
 // discovers an API group the first time a client uses it, which cost the

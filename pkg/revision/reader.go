@@ -6,12 +6,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/gather"
+	"github.com/csv-cleaner/csv-cleaner/pkg/instances"
 )
 
 // Reader reads the cluster as it was at a revision, through the
 // Gatherer's live reader.
-type Reader struct{ gather.Gatherer }
+type Reader struct{ instances.Gatherer }
 
 // scheme knows the kinds whose deletions are searched for: CSVs and
 // ClusterExtensions (a metadata-only subject names its own kind).

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/csv-cleaner/csv-cleaner/pkg/gather"
+	"github.com/csv-cleaner/csv-cleaner/pkg/instances"
 	"github.com/csv-cleaner/csv-cleaner/pkg/revision"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -160,7 +160,7 @@ func (e *Env) measureSearch(ctx context.Context, meter cpuMeter, subject client.
 		return out, err
 	}
 	out.ClusterRevision = head.ResourceVersion
-	g := revision.Reader{Gatherer: gather.Gatherer{Live: e.Client, Cached: e.Client}}
+	g := revision.Reader{Gatherer: instances.Gatherer{Live: e.Client, Cached: e.Client}}
 	var took []time.Duration
 	cpu, err := meter.during(func() error {
 		for range reps {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	"github.com/csv-cleaner/csv-cleaner/pkg/self"
+	"github.com/csv-cleaner/csv-cleaner/pkg/owninstall"
 )
 
 // Report is the figures of one run.
@@ -228,7 +228,7 @@ func (r Report) Figures() [][2]any {
 		out = append(out,
 			[2]any{"self_release_seconds_" + fmt.Sprint(s.CSVs), round(s.Exit.Seconds(), 2)},
 			[2]any{"self_release_objects_per_second", round(s.PerSecond(), 0)},
-			[2]any{"self_release_csvs_within_timeout", s.CSVsWithin(self.DefaultReleaseTimeout)},
+			[2]any{"self_release_csvs_within_timeout", s.CSVsWithin(owninstall.DefaultReleaseTimeout)},
 		)
 	}
 	for _, m := range r.Memory {

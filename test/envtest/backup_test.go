@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/csvcontroller"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
@@ -450,7 +450,7 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		planOf := func(ctx context.Context) *dryrun.DryRun {
 			GinkgoHelper()
 			s.afterOperands() // planned as if deleted now: an operand of this second would be of unknown age
-			dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+			dry, err := csvcontroller.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 			Expect(err).NotTo(HaveOccurred())
 			Expect(dryrun.Foresee(ctx, k8s, disc, dry, sa)).To(Succeed())
 			return dry

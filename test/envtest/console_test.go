@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/csvcontroller"
 	"github.com/csv-cleaner/csv-cleaner/pkg/objects"
 )
 
@@ -22,9 +22,9 @@ func consoleCRD() *apiextensionsv1.CustomResourceDefinition {
 	return &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "consoles.operator.openshift.io"},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: csvctl.ConsoleKind.Group, Scope: apiextensionsv1.ClusterScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "consoles", Singular: "console", Kind: csvctl.ConsoleKind.Kind, ListKind: "ConsoleList"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: csvctl.ConsoleKind.Version, Served: true, Storage: true,
+			Group: csvcontroller.ConsoleKind.Group, Scope: apiextensionsv1.ClusterScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "consoles", Singular: "console", Kind: csvcontroller.ConsoleKind.Kind, ListKind: "ConsoleList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: csvcontroller.ConsoleKind.Version, Served: true, Storage: true,
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
 					Type: "object", XPreserveUnknownFields: ptr.To(true),
 					Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {
@@ -40,7 +40,7 @@ func consoleCRD() *apiextensionsv1.CustomResourceDefinition {
 var _ = Describe("The operator's console plugins, on OpenShift", Ordered, func() {
 	console := func() *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(csvctl.ConsoleKind)
+		u.SetGroupVersionKind(csvcontroller.ConsoleKind)
 		u.SetName("cluster")
 		return u
 	}

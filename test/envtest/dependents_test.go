@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/csvcontroller"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
@@ -150,7 +150,7 @@ func closureSpecs() {
 
 		By("planning: csv-cleaner plan lists the dependents and the volume apart from the deletions")
 		s.afterOperands()
-		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		dry, err := csvcontroller.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(dryrun.Foresee(ctx, k8s, disc, dry, nil)).To(Succeed())
 		Expect(names(dry.Dependents)).To(ConsistOf(want))

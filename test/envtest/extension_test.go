@@ -24,8 +24,8 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide/olmv1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
+	"github.com/csv-cleaner/csv-cleaner/pkg/owninstall"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
-	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 	"github.com/csv-cleaner/csv-cleaner/test/faultproxy"
 )
 
@@ -202,7 +202,7 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		stopManager()
 		deleting.deleteAsOperatorController(ctx, nil)
 
-		rl := self.Releaser{Live: k8s, Writer: k8s, Finalizers: decide.Finalizers{Current: decide.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
+		rl := owninstall.Releaser{Live: k8s, Writer: k8s, Finalizers: decide.Finalizers{Current: decide.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
 			Hold: rbac.HoldFinalizer, Workers: 4, Reporter: "test"}
 		released, err := rl.ReleaseOthers(ctx)
 		Expect(err).NotTo(HaveOccurred())

@@ -24,8 +24,8 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/owninstall"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
-	"github.com/csv-cleaner/csv-cleaner/pkg/self"
 	"github.com/csv-cleaner/csv-cleaner/test/faultproxy"
 )
 
@@ -369,9 +369,9 @@ var _ = Describe("A degraded API server", func() {
 		c, err := client.New(cfg, client.Options{Scheme: cleanup.Scheme()})
 		Expect(err).NotTo(HaveOccurred())
 		c = cleanup.Retry.Client(c)
-		releaseCtx, cancel := context.WithTimeout(ctx, self.DefaultReleaseTimeout)
+		releaseCtx, cancel := context.WithTimeout(ctx, owninstall.DefaultReleaseTimeout)
 		defer cancel()
-		rl := self.Releaser{Live: c, Writer: c, Finalizers: decide.Finalizers{Current: decide.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
+		rl := owninstall.Releaser{Live: c, Writer: c, Finalizers: decide.Finalizers{Current: decide.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
 			Hold: rbac.HoldFinalizer, Workers: 8, Reporter: "test"}
 		released, err := rl.ReleaseOthers(releaseCtx)
 		Expect(err).NotTo(HaveOccurred())

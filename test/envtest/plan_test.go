@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/csvcontroller"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 )
@@ -121,7 +121,7 @@ var _ = Describe("csv-cleaner plan", func() {
 		addOwned(ctx, csv, "NotA_CRD", "Bad")
 		kind := s.crd(0).Kind + "." + s.crd(0).Group
 
-		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		dry, err := csvcontroller.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(dry.Verdict).To(Equal(decide.VerdictUninstall), dry.Message)
 		Expect(dry.Items).To(ConsistOf(
@@ -140,7 +140,7 @@ var _ = Describe("csv-cleaner plan", func() {
 	It("says that a CSV no policy selects would have nothing deleted", func(ctx SpecContext) {
 		s := newScenario("planone")
 		s.create(ctx)
-		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		dry, err := csvcontroller.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(dry.Verdict).To(Equal(decide.VerdictUnmanaged))
 		Expect(dry.Items).To(BeEmpty())

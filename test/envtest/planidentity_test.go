@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/csvcontroller"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
@@ -37,7 +37,7 @@ var _ = Describe("csv-cleaner plan's foresight of rights", func() {
 	planOf := func(ctx context.Context, s *scenario, sa *types.NamespacedName) *dryrun.DryRun {
 		GinkgoHelper()
 		s.afterOperands()
-		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		dry, err := csvcontroller.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(dryrun.Foresee(ctx, k8s, disc, dry, sa)).To(Succeed())
 		return dry

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/csvcontroller"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -34,7 +34,7 @@ var _ = Describe("csv-cleaner plan on kinds it cannot read at the version it lis
 	planAsRun := func(ctx context.Context, s *scenario) *dryrun.DryRun {
 		GinkgoHelper()
 		s.afterOperands() // a deletion planned for now is in a later second than the operands
-		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		dry, err := csvcontroller.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		sa := planIdentity(ctx, s.id, s.crd(0).Group)
 		Expect(dryrun.Foresee(ctx, k8s, disc, dry, &sa)).To(Succeed())

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/csvcontroller"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
@@ -119,7 +119,7 @@ var _ = Describe("csv-cleaner plan and the uninstall", func() {
 			if c.after != nil {
 				c.after(ctx, s)
 			}
-			dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+			dry, err := csvcontroller.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 			Expect(err).NotTo(HaveOccurred())
 			GinkgoWriter.Printf("plan: %s (%s) %s\n", dry.Verdict, dry.Reason, dry.Message)
 			for _, it := range dry.Items {

@@ -25,7 +25,7 @@ import (
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/cleanup"
-	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/csvcontroller"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/manager"
@@ -267,7 +267,7 @@ var _ = Describe("csv-cleaner's own permissions, as shipped", Ordered, func() {
 
 	It("block the uninstall, deleting nothing, on the CRD OLM did not install, naming the kind, the verbs and the label, and it resumes once the role docs/rights.md shows is applied", func(ctx SpecContext) {
 		By("planning first: a SubjectAccessReview for the ServiceAccount csv-cleaner runs as (found from its operand binding) foresees the missing right")
-		dry, err := csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		dry, err := csvcontroller.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(dryrun.Foresee(ctx, k8s, disc, dry, nil)).To(Succeed())
 		Expect(dry.Verdict).To(Equal(decide.VerdictBlocked))

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/csvcontroller"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
@@ -74,7 +74,7 @@ var _ = Describe("A request the API server refuses", func() {
 		var dry *dryrun.DryRun
 		Eventually(func(g Gomega, ctx context.Context) {
 			var err error
-			dry, err = csvctl.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+			dry, err = csvcontroller.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(dryrun.Foresee(ctx, k8s, disc, dry, &sa)).To(Succeed())
 			g.Expect(dry.Verdict).To(Equal(decide.VerdictBlocked), dry.Message)

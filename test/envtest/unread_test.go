@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
-	csvctl "github.com/csv-cleaner/csv-cleaner/pkg/csv"
+	"github.com/csv-cleaner/csv-cleaner/pkg/csvcontroller"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
@@ -336,7 +336,7 @@ func unreadSpecs() {
 			HaveField("Namespaces", BeEmpty()), HaveField("Stranded", 3), HaveField("Concerns", true),
 			HaveField("Dependents", ConsistOf(HaveField("Name", "w1-collector"))), HaveField("Error", ContainSubstring("conversion webhook")))))
 		Expect(dry.Dependents).To(ContainElement(And(HaveField("Namespace", a.ns("a")), HaveField("Name", "w1-collector"))))
-		planB, err := csvctl.PlanUninstall(ctx, k8s, b.install.Key(), time.Now())
+		planB, err := csvcontroller.PlanUninstall(ctx, k8s, b.install.Key(), time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		saB := backupPlanIdentity(ctx, b.id, b.crd(0).Group)
 		Expect(dryrun.Foresee(ctx, k8s, disc, planB, &saB)).To(Succeed())
