@@ -21,15 +21,13 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
 
-// How often a pass looks at a Backup that is running: a fiftieth of its
-// age so far (about 2 % added to the backup's time), within these bounds;
-// a DownloadRequest every downloadPoll within the pass, up to downloadWait.
+// A pass looks at a Backup that is running as decide.VeleroPoll says (a
+// fiftieth of its age so far: about 2 % added to the backup's time), and
+// at a DownloadRequest every downloadPoll within the pass, up to
+// downloadWait.
 const (
-	backupPollMin = 100 * time.Millisecond
-	backupPollMax = time.Second
-	backupPollDiv = 50
-	downloadPoll  = 20 * time.Millisecond
-	downloadWait  = 2 * time.Second
+	downloadPoll = 20 * time.Millisecond
+	downloadWait = 2 * time.Second
 )
 
 // backupTool is what the gate asks of the tool that makes the backups:
@@ -192,7 +190,7 @@ func (g *Gate) gate(ctx context.Context, tool backupTool, namespace string) (boo
 		return false, err
 	}
 	if !ready {
-		g.wait(fmt.Sprintf("Waiting for the resource list of Velero's Backup %s/%s before anything is deleted", namespace, name), backupPollMin)
+		g.wait(fmt.Sprintf("Waiting for the resource list of Velero's Backup %s/%s before anything is deleted", namespace, name), decide.VeleroPollMin)
 		return false, nil
 	}
 	record, unread, err := g.verifiedDestroyed(ctx, backup, held)

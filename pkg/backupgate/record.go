@@ -4,6 +4,7 @@ import (
 	"time"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // noteBackup keeps in the record the Backup of attempt as csv-cleaner last
@@ -32,6 +33,4 @@ func (g *Gate) waitOnBackup(msg string, running time.Duration) {
 }
 
 // backupPoll is when to look again at a Backup running for so long.
-func backupPoll(running time.Duration) time.Duration {
-	return min(max(running/backupPollDiv, backupPollMin), backupPollMax)
-}
+func backupPoll(running time.Duration) time.Duration { return decide.VeleroPoll(running) }

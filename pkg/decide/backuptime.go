@@ -5,6 +5,17 @@ import (
 	"time"
 )
 
+// VeleroPollMin is the soonest csv-cleaner looks again at what Velero is
+// doing (a Backup, its resource list, a Restore, the claims it makes).
+const VeleroPollMin = 100 * time.Millisecond
+
+// VeleroPoll is when to look again at what Velero has been doing for so
+// long: a fiftieth of it, between VeleroPollMin and a second. The one rule
+// of the backup gate's wait on a Backup and the undo's on a Restore.
+func VeleroPoll(running time.Duration) time.Duration {
+	return min(max(running/50, VeleroPollMin), time.Second)
+}
+
 // claimSeconds is the time a Backup of csv-cleaner's took per claim it
 // snapshots, by Velero's item-block workers, as `make bench` measured it
 // (docs/performance.md says when and how).

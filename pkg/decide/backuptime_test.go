@@ -28,3 +28,17 @@ func TestBackupExpected(t *testing.T) {
 		}
 	}
 }
+
+func TestVeleroPoll(t *testing.T) {
+	for _, c := range []struct{ running, want time.Duration }{
+		{0, VeleroPollMin},
+		{time.Second, VeleroPollMin},
+		{10 * time.Second, 200 * time.Millisecond},
+		{time.Minute, time.Second},
+		{time.Hour, time.Second},
+	} {
+		if got := VeleroPoll(c.running); got != c.want {
+			t.Errorf("VeleroPoll(%s) = %s, want %s", c.running, got, c.want)
+		}
+	}
+}

@@ -4,16 +4,18 @@ import (
 	"cmp"
 	"context"
 	"time"
+
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 )
 
 // pollAfter is how long the undo waits before it reads again what it
 // follows (a Restore, an Undo, the restored claims): poll when set, else
-// a fiftieth of how long it has followed it, between 100 ms and a second.
+// decide.VeleroPoll of how long it has followed it.
 func pollAfter(poll, age time.Duration) time.Duration {
 	if poll > 0 {
 		return poll
 	}
-	return min(max(age/50, 100*time.Millisecond), time.Second)
+	return decide.VeleroPoll(age)
 }
 
 // sighting is one read of what the undo follows.

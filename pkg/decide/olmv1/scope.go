@@ -49,7 +49,7 @@ func ScopeExtensionCRDs(in ExtensionScopeInput) ([]decide.CRDScope, []decide.Pro
 		version, ok := decide.ServedVersion(crd)
 		if !decide.Established(crd) || !ok {
 			problems = append(problems, decide.Problem{Reason: cleanupv1alpha1.BlockedCRDNotEstablished, Object: "CustomResourceDefinition " + crd.Name,
-				Message: fmt.Sprintf("CRD %s is not decide.Established or serves no version, so its instances cannot be listed; check its status conditions", crd.Name)})
+				Message: fmt.Sprintf("CRD %s is not Established or serves no version, so its instances cannot be listed; check its status conditions", crd.Name)})
 			continue
 		}
 		s.GVR = schema.GroupVersionResource{Group: crd.Spec.Group, Version: version, Resource: crd.Spec.Names.Plural}
