@@ -81,8 +81,8 @@ func applyDependentsRoles(ctx context.Context) {
 				Expect(rule["resources"]).NotTo(ContainElement("*"))
 			}
 		}
-		Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, o))).To(Succeed())
 	}
+	createShipped(ctx, objs)
 	others, err := fixtures.GrantListOnEveryCRD(ctx, k8s)
 	Expect(err).NotTo(HaveOccurred())
 	// In effect, as kubectl auth can-i says: dependents.yaml's lists, and the
@@ -91,12 +91,7 @@ func applyDependentsRoles(ctx context.Context) {
 	Eventually(func(ctx context.Context) bool {
 		return access(ctx, "list", "", "configmaps", "") && access(ctx, "list", last.APIGroups[0], last.Resources[0], "")
 	}).WithContext(ctx).Should(BeTrue(), "csv-cleaner's ServiceAccount may list what the dependents' roles grant")
-	DeferCleanup(func(ctx SpecContext) {
-		Expect(client.IgnoreNotFound(k8s.Delete(ctx, others))).To(Succeed())
-		for _, o := range objs {
-			Expect(client.IgnoreNotFound(k8s.Delete(ctx, o))).To(Succeed())
-		}
-	})
+	DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, others))).To(Succeed()) })
 }
 
 // backupPolicy is the resource policy of a Backup (its ConfigMap of the same name).

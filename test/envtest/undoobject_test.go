@@ -289,30 +289,15 @@ func undoPerson(ctx context.Context, name, veleroNamespace string) string {
 }
 
 // applyUndoRights applies manifests/velero/undo.yaml, as an admin does for
-// Undos, removed after the spec. kube-controller-manager's
-// clusterrole-aggregation controller writes an aggregating ClusterRole with
-// a forced server-side apply, which makes it again when it had the role
-// queued as an earlier spec deleted it: such a leftover is deleted first.
-// It returns once the rights are in effect, as an admin checks with kubectl
-// auth can-i: csv-cleaner-undo gets its rules from kube-controller-manager's
-// aggregation, a moment after it is created (under load, after an Undo made
-// at once would have run).
+// Undos, removed after the spec (createShipped). It returns once the rights
+// are in effect, as an admin checks with kubectl auth can-i: csv-cleaner-undo
+// gets its rules from kube-controller-manager's aggregation, a moment after
+// it is created (under load, after an Undo made at once would have run).
 func applyUndoRights(ctx context.Context) {
 	GinkgoHelper()
 	objs, err := fixtures.ShippedUndoObjects()
 	Expect(err).NotTo(HaveOccurred())
-	for _, o := range objs {
-		shipped := o.DeepCopyObject().(client.Object)
-		Eventually(func(ctx context.Context) error {
-			o = shipped.DeepCopyObject().(client.Object)
-			err := k8s.Create(ctx, o)
-			if apierrors.IsAlreadyExists(err) {
-				_ = k8s.Delete(ctx, o)
-			}
-			return err
-		}).WithContext(ctx).Should(Succeed(), "%s %s", o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
-		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, o))).To(Succeed()) })
-	}
+	createShipped(ctx, objs)
 	Eventually(func(ctx context.Context) bool { return access(ctx, "patch", "", "configmaps", "") }).WithContext(ctx).
 		Should(BeTrue(), "csv-cleaner's ServiceAccount may patch ConfigMaps once csv-cleaner-undo has aggregated csv-cleaner-undo-base")
 	waitFenced(ctx)
@@ -430,3 +415,25 @@ var _ = Describe("The rights and the fence of manifests/velero/undo.yaml", func(
 		}
 	})
 })
+
+// createShipped creates the objects of a manifest, as kubectl apply does,
+// and deletes them after the spec. kube-controller-manager's
+// clusterrole-aggregation controller writes an aggregating ClusterRole with
+// a forced server-side apply, which makes it again, without its
+// aggregationRule, when it had the role queued as an earlier spec deleted
+// it: such a leftover aggregates nothing, and is deleted first.
+func createShipped(ctx context.Context, objs []client.Object) {
+	GinkgoHelper()
+	for _, o := range objs {
+		shipped := o.DeepCopyObject().(client.Object)
+		Eventually(func(ctx context.Context) error {
+			o = shipped.DeepCopyObject().(client.Object)
+			err := k8s.Create(ctx, o)
+			if apierrors.IsAlreadyExists(err) {
+				_ = k8s.Delete(ctx, o)
+			}
+			return err
+		}).WithContext(ctx).Should(Succeed(), "%s %s", o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, o))).To(Succeed()) })
+	}
+}
