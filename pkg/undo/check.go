@@ -21,8 +21,10 @@ import (
 // each object.
 type inventory struct {
 	there map[decide.Held]*metav1.PartialObjectMetadata
-	// unread are the kinds that could not be listed, with what the API server said.
-	unread map[schema.GroupKind]string
+	// unread are the kinds that could not be listed, with what the API server
+	// said; refused, the first of them the caller may not list, and why.
+	unread  map[schema.GroupKind]string
+	refused error
 	// claims are the PersistentVolumeClaims there, by namespace/name.
 	claims map[string]*corev1.PersistentVolumeClaim
 	// served are the versions each custom resource's CRD serves (Kind.group),
@@ -41,6 +43,9 @@ func take(ctx context.Context, c client.Client, wanted []decide.Held) (*inventor
 			return err
 		}
 		inv.unread[gk] = err.Error()
+		if apierrors.IsForbidden(err) && inv.refused == nil {
+			inv.refused = err
+		}
 		return nil
 	}
 	listed := map[schema.GroupKind]bool{}
@@ -77,7 +82,7 @@ func take(ctx context.Context, c client.Client, wanted []decide.Held) (*inventor
 			return nil
 		})
 		if err != nil {
-			if err := unread(gk, fmt.Errorf("listing %s.%s: %w", h.Resource, h.Group, err)); err != nil {
+			if err := unread(gk, fmt.Errorf("listing %s: %w", schema.GroupResource{Group: h.Group, Resource: h.Resource}, err)); err != nil {
 				return nil, err
 			}
 		}
@@ -134,6 +139,18 @@ func (inv *inventory) takeClaims(ctx context.Context, c client.Client) error {
 			}
 			return nil
 		})
+}
+
+// refusedList is, when the caller may not list a kind of the objects, an
+// error that says so and wraps the API server's Forbidden: the undo does not
+// restore what it cannot tell is missing, and an Undo tries again until the
+// rights are there (an admin's apply of manifests/velero, a role
+// kube-controller-manager aggregates a moment later). nil otherwise.
+func (inv *inventory) refusedList() error {
+	if inv.refused == nil {
+		return nil
+	}
+	return fmt.Errorf("nothing is restored while the undo cannot tell what of a kind is missing: %w", inv.refused)
 }
 
 // has reports whether the object is there.

@@ -122,6 +122,9 @@ func Step(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if err := inv.refusedList(); err != nil && !o.ReportOnly {
+		return res, err
+	}
 	var missing []decide.Held
 	res.Rows, missing = undoplan.Rows(wanted, func(h decide.Held) undoplan.Found {
 		return undoplan.Found{Unread: inv.unreadWhy(h), There: inv.has(h)}

@@ -39,8 +39,17 @@ func (s *scenario) backupName(ctx context.Context) string {
 }
 
 // applyVeleroRole applies manifests/velero/role.yaml in namespace (the
-// file's is velero), for the rest of the spec.
+// file's is velero) and dependents.yaml, for the rest of the spec.
 func applyVeleroRole(ctx context.Context, namespace string) {
+	GinkgoHelper()
+	// The dependents' roles first, in effect before the Role that lets a
+	// waiting Undo go on.
+	applyDependentsRoles(ctx)
+	applyVeleroRoleOnly(ctx, namespace)
+}
+
+// applyVeleroRoleOnly is applyVeleroRole without the dependents' roles.
+func applyVeleroRoleOnly(ctx context.Context, namespace string) {
 	GinkgoHelper()
 	role, binding, err := fixtures.ShippedVeleroRole()
 	Expect(err).NotTo(HaveOccurred())
@@ -51,10 +60,6 @@ func applyVeleroRole(ctx context.Context, namespace string) {
 		Expect(rule.Resources).NotTo(ContainElement("*"))
 	}
 	role.Namespace, binding.Namespace = namespace, namespace
-	// The dependents' roles first, in effect before the Role that lets a
-	// waiting Undo go on: an Undo that ran between the two would find a kind
-	// it may not list yet and end PartiallyFailed.
-	applyDependentsRoles(ctx)
 	Expect(k8s.Create(ctx, role)).To(Succeed())
 	Expect(k8s.Create(ctx, binding)).To(Succeed())
 	DeferCleanup(func(ctx SpecContext) {

@@ -248,7 +248,7 @@ func undoFaultSpecs() {
 		Expect(ownersOf(ctx, cm)).To(ConsistOf(HaveField("UID", BeEquivalentTo(uidOf(ctx, w1)))))
 	})
 
-	It("as csv-cleaner's ServiceAccount: an Undo retries, naming manifests/velero, while it may not read Velero's objects; without undo.yaml's rights its rows say the owners were not written and which right is missing; with them, the next undo links", func(ctx SpecContext) {
+	It("as csv-cleaner's ServiceAccount: an Undo retries, naming manifests/velero, while it may not read Velero's objects or list a kind it restores; without undo.yaml's rights its rows say the owners were not written and which right is missing; with them, the next undo links", func(ctx SpecContext) {
 		s := newScenario("undorights")
 		s.install.OLMAdminRoles = true // the operand role's rights on the widgets, as OLM makes them
 		s.createPolicy(ctx, backupTo("velero-undorights"))
@@ -267,8 +267,15 @@ func undoFaultSpecs() {
 		Expect(completeCondition(undoStatus(ctx, u.Name)).Message).To(And(ContainSubstring("forbidden"), ContainSubstring(`manifests/velero: docs/backup.md, "Rights"`)))
 		Expect(restoresOf(ctx, "velero-undorights")).To(BeEmpty())
 
-		By("manifests/velero's Role and the dependents' roles, not undo.yaml: the Undo goes on by itself; the ConfigMap comes back, its row says its owner was not written and why")
-		applyVeleroRole(ctx, "velero-undorights")
+		By("manifests/velero's Role, not yet dependents.yaml: the Undo still retries, saying it may not list ConfigMaps; nothing restored")
+		applyVeleroRoleOnly(ctx, "velero-undorights")
+		Eventually(func(ctx context.Context) string { return completeCondition(undoStatus(ctx, u.Name)).Message }).WithContext(ctx).WithTimeout(time.Minute).
+			Should(And(ContainSubstring("nothing is restored while the undo cannot tell what of a kind is missing"), ContainSubstring("listing configmaps")))
+		Expect(undoPhase(ctx, u.Name)).To(HaveSuffix("/" + cleanupv1alpha1.UndoReasonRetrying))
+		Expect(restoresOf(ctx, "velero-undorights")).To(BeEmpty())
+
+		By("and the dependents' roles, not undo.yaml: the Undo goes on by itself; the ConfigMap comes back, its row says its owner was not written and why")
+		applyDependentsRoles(ctx)
 		Eventually(func(ctx context.Context) string { return undoPhase(ctx, u.Name) }).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Equal("Completed/" + cleanupv1alpha1.UndoReasonCompleted))
 		Expect(undoStatus(ctx, u.Name)).To(And(HaveField("Restored", BeEquivalentTo(2)), HaveField("OwnersLinked", BeZero()),
 			HaveField("NotBack", ConsistOf(And(HaveField("Name", "w1-config"), HaveField("OwnersLeftOut", ConsistOf(ContainSubstring("not written, this identity may not patch configmaps"))))))))
