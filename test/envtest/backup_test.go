@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -66,6 +67,13 @@ func applyVeleroRoleOnly(ctx context.Context, namespace string) {
 		Expect(client.IgnoreNotFound(k8s.Delete(ctx, binding))).To(Succeed())
 		Expect(client.IgnoreNotFound(k8s.Delete(ctx, role))).To(Succeed())
 	})
+	// In effect, as kubectl auth can-i says: the API server's authorizer
+	// reads Roles from its cache, a moment after they are written.
+	Eventually(func(ctx context.Context) bool {
+		return allowed(ctx, "system:serviceaccount:"+deployedSubject.Namespace+":"+deployedSubject.Name,
+			[]string{"system:serviceaccounts", "system:serviceaccounts:" + deployedSubject.Namespace},
+			authorizationv1.ResourceAttributes{Verb: "create", Resource: "configmaps", Namespace: namespace})
+	}).WithContext(ctx).Should(BeTrue(), "csv-cleaner's ServiceAccount may create ConfigMaps in %s", namespace)
 }
 
 // applyDependentsRoles applies manifests/velero/dependents.yaml, and, as
