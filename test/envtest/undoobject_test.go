@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -210,6 +211,28 @@ func undoObjectSpecs() {
 		Expect(out).To(And(ContainSubstring(`"name": "w1-config"`), ContainSubstring(`"state": "present"`), ContainSubstring(`"Widget.`+s.crd(0).Group+` `+a+`/w1"`)))
 		Expect(out).NotTo(Or(ContainSubstring(`"restore"`), ContainSubstring(`"state": "restored"`)))
 		Expect(undosOf(ctx, s)).To(HaveEach(HaveField("Status.Rows", HavePrefix("velero-undorows/"))))
+	})
+
+	It("ends an Undo whose rows it is refused to keep, as it ends any other: RowsNotKept, no status.rows, and `csv-cleaner undo` reads each object's row itself", func(ctx SpecContext) {
+		s := newScenario("undonorows")
+		s.createPolicy(ctx, backupTo("velero-undonorows"))
+		startFakeVelero(ctx, "velero-undonorows", "Available")
+		w1, cm := undoneWidget(ctx, s, "velero-undonorows", nil)
+		a := s.ns("a")
+
+		By("an admission policy that refuses the rows' ConfigMap in Velero's namespace, in effect; the undo through an Undo")
+		refuseConfigMaps(ctx, "velero-undonorows", "-rows", admissionregistrationv1.Create, admissionregistrationv1.Update)
+		out, errOut, code := runCLIAll(ctx, "undo", "-n", s.install.Namespace, s.install.CSVName, "--velero-namespace", "velero-undonorows")
+		Expect(code).To(BeZero(), errOut)
+		Expect(errOut).NotTo(ContainSubstring("Undoing from here"))
+		Expect(out).To(And(ContainSubstring("2 restored, 0 present already, 0 missing"),
+			MatchRegexp(`ConfigMap\s+`+a+`\s+w1-config\s+restored\s+-\s+linked to Widget.`+s.crd(0).Group+` `+a+`/w1`)))
+		Expect(ownersOf(ctx, cm)).To(ConsistOf(HaveField("UID", BeEquivalentTo(uidOf(ctx, w1)))))
+
+		By("the Undo: Completed, no rows named, and a Warning that says why")
+		undos := undosOf(ctx, s)
+		Expect(undos).To(ConsistOf(And(HaveField("Status.Phase", cleanupv1alpha1.UndoCompleted), HaveField("Status.Rows", BeEmpty()))))
+		undoEvents(ctx, undos[0].Name, "UndoCompleted", "RowsNotKept")
 	})
 
 	It("says in an Undo's status that the uninstall it names had no backup, or does not exist; the API refuses a malformed Undo and a change of its spec", func(ctx SpecContext) {
