@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -96,6 +99,31 @@ func parse(raw []byte) (Families, error) {
 		return nil, fmt.Errorf("parsing metrics: %w", err)
 	}
 	return f, nil
+}
+
+// ScrapeCounted scrapes csv-cleaner's /metrics until the counter name with
+// labels has reached want, for up to 10 s: csv-cleaner raises a counter
+// right after it writes what it counts, so a reader that saw the write may
+// scrape before the raise. It returns the last scrape; a counter past want
+// is an error.
+func (c *Cleaner) ScrapeCounted(ctx context.Context, name string, labels map[string]string, want float64) (Families, error) {
+	var m Families
+	err := controlplane.WaitFor(ctx, 10*time.Second, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		var err error
+		if m, err = c.Scrape(ctx); err != nil {
+			return false, err
+		}
+		return m.Sum(name, labels) >= want, nil
+	})
+	if got := m.Sum(name, labels); err != nil || got != want {
+		sel := make([]string, 0, len(labels))
+		for k, v := range labels {
+			sel = append(sel, k+"="+v)
+		}
+		slices.Sort(sel)
+		return m, errors.Join(fmt.Errorf("%s{%s} is %.0f, want %.0f", name, strings.Join(sel, ","), got, want), err)
+	}
+	return m, nil
 }
 
 // Scrape reads csv-cleaner's /metrics.
