@@ -29,8 +29,5 @@ func (g *Gate) noteBackup(namespace, name string, attempt int32, phase string, i
 // waitOnBackup says what the pass waits for, and looks again in a
 // fiftieth of the time the backup has taken so far.
 func (g *Gate) waitOnBackup(msg string, running time.Duration) {
-	g.wait(msg, backupPoll(running))
+	g.wait(msg, decide.VeleroPoll(running))
 }
-
-// backupPoll is when to look again at a Backup running for so long.
-func backupPoll(running time.Duration) time.Duration { return decide.VeleroPoll(running) }

@@ -29,5 +29,5 @@ func (g Gate) Running(ctx context.Context, v *cleanupv1alpha1.VeleroBackup, st *
 	if backup == nil || backup.Phase != st.Phase || !decide.GateOnBackup(name, backup.Phase).Wait {
 		return 0, false, nil
 	}
-	return backupPoll(time.Since(backup.Created)), true, nil
+	return decide.VeleroPoll(time.Since(backup.Created)), true, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -420,7 +421,7 @@ var _ = Describe("The backup gate (a Velero Backup before the first delete)", Or
 		s.installWithOperand(ctx)
 
 		By("an admission policy that refuses every change of a ConfigMap in Velero's namespace, in effect")
-		refuse := refuseConfigMapUpdates(ctx, "velero-bkownpolicy")
+		refuse := refuseConfigMaps(ctx, "velero-bkownpolicy", "", admissionregistrationv1.Update)
 		s.deleteCSV(ctx)
 		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedAdmissionRefused)
 		Expect(s.record(ctx).Status.Message).To(ContainSubstring("owned by its Backup"))

@@ -14,14 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// refuseConfigMapUpdates makes an admission policy that refuses every update
-// of a ConfigMap in namespace, and returns once it is in effect (a dry run
-// refused); the function it returns deletes it.
-func refuseConfigMapUpdates(ctx context.Context, namespace string) func() {
-	GinkgoHelper()
-	return refuseConfigMaps(ctx, namespace, "", admissionregistrationv1.Update)
-}
-
 // refuseConfigMaps makes an admission policy that refuses, as RBAC would
 // (Forbidden), the operations (one of them Update) on a ConfigMap in
 // namespace whose name ends with suffix, and returns once it is in effect (a
