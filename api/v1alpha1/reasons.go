@@ -85,6 +85,13 @@ const (
 	// VolumeSnapshotClass for its driver, snapshotVolumes: false) and the
 	// policy requires volume data.
 	BlockedVolumeNotSnapshottable = "VolumeNotSnapshottable"
+	// BlockedClaimMarkedByRestore: a bound PersistentVolumeClaim the
+	// uninstall destroys carries backup.velero.io/must-include-additional-items,
+	// which Velero v1.18's Restore leaves on the claims it makes from CSI
+	// snapshots: Velero's next Backup of it takes its PersistentVolume
+	// whatever the Backup leaves out, and Velero dies of that at more than
+	// one item-block worker (docs/backup.md).
+	BlockedClaimMarkedByRestore = "ClaimMarkedByRestore"
 	// BlockedDependentsUnreadable: the policy asks for a backup, and objects
 	// that nobody can read (a conversion webhook that fails, a storage error,
 	// an API that is down) may be owned by what the uninstall destroys: the
@@ -138,6 +145,7 @@ var (
 		{BlockedBackupFailed, "the uninstall's Velero Backup failed, partially failed, failed validation or is being deleted"},
 		{BlockedBackupIncomplete, "the uninstall's Velero Backup completed without an object the uninstall would delete, or without a dependent the garbage collector would delete with it, or without a volume's snapshot; or the uninstall could not list all it would delete"},
 		{BlockedVolumeNotSnapshottable, "a PersistentVolumeClaim the uninstall destroys has a volume Velero cannot snapshot, and the policy requires volume data"},
+		{BlockedClaimMarkedByRestore, "a bound PersistentVolumeClaim the uninstall destroys carries the annotation backup.velero.io/must-include-additional-items that a Velero Restore left on it, with which Velero's Backup would take its PersistentVolume (and die of it at more than one item-block worker)"},
 		{BlockedDependentsUnreadable, "the policy asks for a backup, and objects nobody can read (a conversion webhook that fails, a storage error, an API that is down) may be owned by what the uninstall destroys"},
 	}
 )

@@ -185,15 +185,15 @@ func (g *Gate) gate(ctx context.Context, tool backupTool, namespace string) (boo
 			Expected: st.Expected, LastFailure: st.LastFailure}), now.Sub(backup.Created))
 		return false, nil
 	}
-	held, ready, err := g.backupHolds(ctx, tool, backup, now)
+	read, err := g.readCompleted(ctx, tool, backup, now)
 	if err != nil {
 		return false, err
 	}
-	if !ready {
+	if !read.ready {
 		g.wait(fmt.Sprintf("Waiting for the resource list of Velero's Backup %s/%s before anything is deleted", namespace, name), decide.VeleroPollMin)
 		return false, nil
 	}
-	record, unread, err := g.verifiedDestroyed(ctx, backup, held)
+	record, unread, err := g.verifiedDestroyed(ctx, backup, read)
 	var problem *decide.Problem
 	if errors.As(err, &problem) && problem.Reason == cleanupv1alpha1.BlockedBackupIncomplete {
 		return false, g.backupFailed(st, backup, problem)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -48,13 +49,50 @@ func (g *Gate) backupHolds(ctx context.Context, tool backupTool, backup *velero.
 	return h, err == nil, err
 }
 
+// completedRead is what the pass reads once Velero says a Backup is
+// Completed: what the Backup holds, and, beside it, the uninstall's
+// dependents as they are now, by the plan kept when the Backup was made.
+type completedRead struct {
+	held  backupHeld
+	ready bool
+	plan  *planned
+	scan  *dependentsScan
+}
+
+// readCompleted reads what a completed Backup holds and, at once, the
+// dependents of the plan kept for the uninstall (when this process made
+// its Backup): both after Velero said Completed, so a dependent made while
+// the Backup ran is among those it must hold. When the Backup's lists are
+// not ready yet, the plan is kept for the next pass.
+func (g *Gate) readCompleted(ctx context.Context, tool backupTool, backup *velero.Backup, now time.Time) (completedRead, error) {
+	r := completedRead{plan: g.Plans.take(g.pass.Owner.UID)}
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.Go(func() (err error) {
+		r.held, r.ready, err = g.backupHolds(ectx, tool, backup, now)
+		return err
+	})
+	if r.plan != nil {
+		eg.Go(func() (err error) {
+			r.scan, err = g.scanDependents(ectx, g.pass.Settings.Backup.Velero, r.plan.kinds, decide.DeletedByName(r.plan.deletions))
+			return err
+		})
+	}
+	err := eg.Wait()
+	if err == nil && !r.ready && r.plan != nil {
+		g.Plans.keep(g.pass.Owner.UID, r.plan)
+	}
+	return r, err
+}
+
 // verifiedDestroyed checks a completed Backup against what the uninstall
 // destroys (its deletions, their dependents read again, their volumes'
 // snapshots) and returns it with the kinds it could not read all of, none
 // of whose unread objects it may destroy, or the problem that blocks: a
-// missing object, or objects nobody can read that it may destroy.
-func (g *Gate) verifiedDestroyed(ctx context.Context, backup *velero.Backup, held backupHeld) (*destroyed.Record, []decide.UnreadKind, error) {
-	p := g.Plans.take(g.pass.Owner.UID)
+// missing object, or objects nobody can read that it may destroy. read's
+// plan and scan, when there, are its first look; without them, or when the
+// Backup misses a deletion of that plan, it plans and reads again.
+func (g *Gate) verifiedDestroyed(ctx context.Context, backup *velero.Backup, read completedRead) (*destroyed.Record, []decide.UnreadKind, error) {
+	held, p, scan := read.held, read.plan, read.scan
 	for replanned := p == nil; ; replanned = true {
 		if p == nil {
 			var err error
@@ -63,9 +101,11 @@ func (g *Gate) verifiedDestroyed(ctx context.Context, backup *velero.Backup, hel
 			}
 		}
 		deletions := p.deletions
-		scan, err := g.scanDependents(ctx, g.pass.Settings.Backup.Velero, p.kinds, decide.DeletedByName(deletions))
-		if err != nil {
-			return nil, nil, err
+		if scan == nil {
+			var err error
+			if scan, err = g.scanDependents(ctx, g.pass.Settings.Backup.Velero, p.kinds, decide.DeletedByName(deletions)); err != nil {
+				return nil, nil, err
+			}
 		}
 		found, volumes := scan.found, scan.volumes
 		gone := slices.Concat(deletions, dependents.Helds(found))
@@ -75,7 +115,7 @@ func (g *Gate) verifiedDestroyed(ctx context.Context, backup *velero.Backup, hel
 		}
 		if _, problem := decide.VerifyBackup(backup.Name, held.list, gone); problem != nil {
 			if !replanned {
-				p = nil
+				p, scan = nil, nil
 				continue
 			}
 			return nil, nil, problem

@@ -25,7 +25,7 @@ var claimSeconds = []struct {
 }{
 	{1, 1.18},
 	{8, 0.242},
-	{16, 0.402},
+	{16, 0.180},
 }
 
 // BackupExpected is how long a Backup of claims CSI snapshots is expected to

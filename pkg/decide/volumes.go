@@ -40,7 +40,18 @@ type VolumeInput struct {
 	// SnapshotVolumes is the policy's backup.velero.snapshotVolumes.
 	SnapshotVolumes *bool
 	VolumeData      cleanupv1alpha1.VolumeData
+	// MarkedByRestore: the claim carries VeleroMustIncludeAnnotation "true".
+	MarkedByRestore bool
 }
+
+// VeleroMustIncludeAnnotation is the annotation by which Velero's CSI action
+// tells Velero's server to take a claim's additional items, its
+// PersistentVolume among them, whatever the Backup leaves out. Velero
+// v1.18.3 writes it into the Backup's copy of every claim it snapshots, and
+// its Restore puts it on the claim it makes: the next Backup of that claim
+// takes its PersistentVolume, which Velero's parallel item-block workers
+// record at once and die of (docs/backup.md).
+const VeleroMustIncludeAnnotation = "backup.velero.io/must-include-additional-items"
 
 // Volume is one claim the uninstall destroys and what its backup holds of it.
 type Volume struct {
@@ -65,6 +76,13 @@ func DecideVolume(in VolumeInput) Volume {
 	v := Volume{Claim: in.Claim.Held, VolumeName: in.Claim.VolumeName, Driver: in.Driver}
 	if !in.Bound || in.Claim.VolumeName == "" {
 		v.Note = "not bound to a volume: no data to back up"
+		return v
+	}
+	if in.MarkedByRestore {
+		v.Note = "blocks (" + cleanupv1alpha1.BlockedClaimMarkedByRestore + "): it carries " + VeleroMustIncludeAnnotation
+		v.Problem = &Problem{Reason: cleanupv1alpha1.BlockedClaimMarkedByRestore, Object: "PersistentVolumeClaim " + in.Claim.Namespace + "/" + in.Claim.Name,
+			Message: fmt.Sprintf("PersistentVolumeClaim %s/%s carries the annotation %s: \"true\", which a Velero Restore left on it; with it Velero's Backup takes the claim's PersistentVolume %s whatever the Backup leaves out, and Velero v1.18 dies of that (concurrent map writes) at more than one item-block worker. Nothing is backed up or deleted until it is gone: kubectl -n %s annotate persistentvolumeclaim %s %s- (csv-cleaner undo removes it from the claims it restores)",
+				in.Claim.Namespace, in.Claim.Name, VeleroMustIncludeAnnotation, in.Claim.VolumeName, in.Claim.Namespace, in.Claim.Name, VeleroMustIncludeAnnotation)}
 		return v
 	}
 	var why string

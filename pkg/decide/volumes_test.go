@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 
@@ -18,6 +19,7 @@ func TestDecideVolume(t *testing.T) {
 		wantClass string
 		snapshot  bool
 		blocks    string // a part of the problem's message
+		reason    string // the problem's reason, VolumeNotSnapshottable unless said
 	}{
 		{name: "a CSI volume with Velero's class", in: VolumeInput{Bound: true, VolumeFound: true, Driver: "hostpath.csi", Classes: []SnapshotClass{other, labelled}}, wantClass: "csi-snap", snapshot: true},
 		{name: "the driver's default class", in: VolumeInput{Bound: true, VolumeFound: true, Driver: "hostpath.csi", Classes: []SnapshotClass{other, {Name: "def", Driver: "hostpath.csi", Default: true}}}, wantClass: "def", snapshot: true},
@@ -32,6 +34,11 @@ func TestDecideVolume(t *testing.T) {
 		{name: "ObjectsOnly accepts a volume that is not CSI", in: VolumeInput{Bound: true, VolumeFound: true, VolumeData: cleanupv1alpha1.VolumeDataObjectsOnly}},
 		{name: "ObjectsOnly still snapshots what it can", in: VolumeInput{Bound: true, VolumeFound: true, Driver: "hostpath.csi", Classes: []SnapshotClass{labelled}, VolumeData: cleanupv1alpha1.VolumeDataObjectsOnly}, wantClass: "csi-snap", snapshot: true},
 		{name: "a claim not bound has no data", in: VolumeInput{}},
+		{name: "a claim a Restore marked blocks", in: VolumeInput{Bound: true, VolumeFound: true, Driver: "hostpath.csi", Classes: []SnapshotClass{labelled}, MarkedByRestore: true},
+			blocks: "annotate persistentvolumeclaim data " + VeleroMustIncludeAnnotation + "-", reason: cleanupv1alpha1.BlockedClaimMarkedByRestore},
+		{name: "a claim a Restore marked blocks under ObjectsOnly too", in: VolumeInput{Bound: true, VolumeFound: true, VolumeData: cleanupv1alpha1.VolumeDataObjectsOnly, MarkedByRestore: true},
+			blocks: "takes the claim's PersistentVolume pv-1", reason: cleanupv1alpha1.BlockedClaimMarkedByRestore},
+		{name: "a marked claim not bound has no volume to take", in: VolumeInput{MarkedByRestore: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,9 +52,9 @@ func TestDecideVolume(t *testing.T) {
 				t.Errorf("DecideVolume blocks: %s", got.Problem.Message)
 			case tt.blocks != "" && got.Problem == nil:
 				t.Errorf("DecideVolume does not block, want it to (%s)", tt.blocks)
-			case tt.blocks != "" && (got.Problem.Reason != cleanupv1alpha1.BlockedVolumeNotSnapshottable || !strings.Contains(got.Problem.Message, tt.blocks) ||
+			case tt.blocks != "" && (got.Problem.Reason != cmp.Or(tt.reason, cleanupv1alpha1.BlockedVolumeNotSnapshottable) || !strings.Contains(got.Problem.Message, tt.blocks) ||
 				!strings.Contains(got.Problem.Message, "PersistentVolumeClaim a/data") || got.Problem.Object != "PersistentVolumeClaim a/data"):
-				t.Errorf("DecideVolume blocks with %+v; want %s naming the claim and saying %q", got.Problem, cleanupv1alpha1.BlockedVolumeNotSnapshottable, tt.blocks)
+				t.Errorf("DecideVolume blocks with %+v; want %s naming the claim and saying %q", got.Problem, cmp.Or(tt.reason, cleanupv1alpha1.BlockedVolumeNotSnapshottable), tt.blocks)
 			case !got.Snapshot && got.Note == "":
 				t.Errorf("DecideVolume takes no snapshot and says nothing of why")
 			}

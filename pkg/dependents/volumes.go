@@ -49,6 +49,7 @@ func (s Scanner) Volumes(ctx context.Context, nodes []decide.Node, v *cleanupv1a
 		in.Claim.VolumeName = pvc.Spec.VolumeName
 		in.Bound = pvc.Status.Phase == corev1.ClaimBound
 		in.ClassAnnotation = pvc.Annotations[decide.SnapshotClassPVCAnnotation]
+		in.MarkedByRestore = pvc.Annotations[decide.VeleroMustIncludeAnnotation] == "true"
 		if in.Bound && pvc.Spec.VolumeName != "" {
 			pv := &corev1.PersistentVolume{}
 			switch err := s.Reader.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, pv); {

@@ -137,6 +137,11 @@ func Step(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if !o.ReportOnly {
+		if err := unmarkClaims(ctx, c, inv, f.backup.Name); err != nil {
+			return res, err
+		}
+	}
 	snapshots := map[string]bool{}
 	for _, v := range f.destroyed.Volumes {
 		snapshots[v.Claim.Namespace+"/"+v.Claim.Name] = v.Snapshot

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/test/cluster"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -92,6 +93,8 @@ var _ = Describe("An undoable uninstall, with Velero's parallel item-block worke
 				o.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind))
 				Expect(kc.Client.Get(ctx, k, o)).To(Succeed())
 				Expect(o.OwnerReferences).To(ConsistOf(HaveField("UID", u.GetUID())), "%s %s is the restored widget's again", kind, k)
+				Expect(o.Annotations).NotTo(HaveKey(decide.VeleroMustIncludeAnnotation),
+					"%s %s does not keep the annotation Velero's Restore leaves on a claim, with which its next Backup would take the claim's volume", kind, k)
 			}
 		}
 		Expect(velero.Healthy()).To(Succeed(), "Velero's server never restarts and its log shows no fatal error")

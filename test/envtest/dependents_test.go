@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -97,10 +98,22 @@ func claim(ctx context.Context, ns, name, driver string, owner client.Object) {
 // restoresIn counts the Restores in Velero's namespace.
 func restoresIn(ctx context.Context, namespace string) int {
 	GinkgoHelper()
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(schema.GroupVersionKind{Group: "velero.io", Version: "v1", Kind: "RestoreList"})
-	Expect(k8s.List(ctx, list, client.InNamespace(namespace))).To(Succeed())
-	return len(list.Items)
+	return veleroObjectsIn(ctx, namespace, "RestoreList")
+}
+
+// backupsIn counts the Backups in Velero's namespace.
+func backupsIn(ctx context.Context, namespace string) int {
+	GinkgoHelper()
+	return veleroObjectsIn(ctx, namespace, "BackupList")
+}
+
+// veleroObjectsIn counts the objects of Velero's list kind in namespace.
+func veleroObjectsIn(ctx context.Context, namespace, list string) int {
+	GinkgoHelper()
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(schema.GroupVersionKind{Group: "velero.io", Version: "v1", Kind: list})
+	Expect(k8s.List(ctx, l, client.InNamespace(namespace))).To(Succeed())
+	return len(l.Items)
 }
 
 // names are the objects' Kind namespace/name.
@@ -257,6 +270,35 @@ func closureSpecs() {
 		Eventually(func(ctx context.Context) error { _, err := s.getCSV(ctx); return err }).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Satisfy(apierrors.IsNotFound))
 		s.csvGone(ctx)
 		Expect(s.record(ctx).Status.Backup).To(HaveValue(And(HaveField("Attempt", BeEquivalentTo(2)), HaveField("Volumes", BeEquivalentTo(1)))))
+	})
+
+	It("blocks, before any Backup, on a claim that carries the annotation Velero's Restore left, naming the command that removes it", func(ctx SpecContext) {
+		s := newScenario("depmark")
+		s.createPolicy(ctx, backupTo("velero-depmark"))
+		startFakeVelero(ctx, "velero-depmark", "Available").snapshotsEnd("succeeded")
+		snapshotClassFor(ctx, "csi.depmark.example.com")
+		s.installWithOperand(ctx)
+		w1 := &unstructured.Unstructured{}
+		w1.SetGroupVersionKind(s.crd(0).GVK())
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: s.ns("a"), Name: "w1"}, w1)).To(Succeed())
+		claim(ctx, s.ns("a"), "data", "csi.depmark.example.com", w1)
+		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns("a"), Name: "data"}}
+		mark := func(value string) client.Patch {
+			return client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+decide.VeleroMustIncludeAnnotation+`":`+value+`}}}`))
+		}
+		Expect(k8s.Patch(ctx, pvc, mark(`"true"`))).To(Succeed())
+		s.deleteCSV(ctx)
+		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedClaimMarkedByRestore)
+		Expect(s.record(ctx).Status.Message).To(And(ContainSubstring("PersistentVolumeClaim "+s.ns("a")+"/data"),
+			ContainSubstring("kubectl -n "+s.ns("a")+" annotate persistentvolumeclaim data "+decide.VeleroMustIncludeAnnotation+"-")))
+		Consistently(s.remaining).WithContext(ctx).WithTimeout(time.Second).Should(ContainElements("CSV", "Widget "+s.ns("a")+"/w1"))
+		Expect(backupsIn(ctx, "velero-depmark")).To(BeZero(), "no Backup that Velero would take the volume into")
+
+		By("the annotation removed, as the message says: the uninstall completes")
+		Expect(k8s.Patch(ctx, pvc, mark("null"))).To(Succeed())
+		Eventually(func(ctx context.Context) error { _, err := s.getCSV(ctx); return err }).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Satisfy(apierrors.IsNotFound))
+		s.csvGone(ctx)
+		Expect(s.record(ctx).Status.Backup).To(HaveValue(And(HaveField("Verified", true), HaveField("Volumes", BeEquivalentTo(1)))))
 	})
 
 	It("keeps, and names, an operand of a target namespace added after the Backup was verified: no Backup holds it", func(ctx SpecContext) {

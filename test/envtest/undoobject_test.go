@@ -18,13 +18,16 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
+	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
@@ -393,6 +396,22 @@ var _ = Describe("The rights and the fence of manifests/velero/undo.yaml", func(
 		s := &corev1.Secret{}
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(restored), s)).To(Succeed())
 		Expect(s.Data).To(HaveKeyWithValue("password", []byte("s3cret")))
+
+		By("of a restored claim, the annotation Velero's Restore left on it, and that alone: allowed; of a Secret: refused")
+		marks := map[string]string{decide.VeleroMustIncludeAnnotation: "true", "example.com/note": "kept"}
+		claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "restored-claim", Labels: map[string]string{"velero.io/backup-name": "b1"}, Annotations: marks},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}}}}
+		Expect(k8s.Create(ctx, claim)).To(Succeed())
+		unannotate := func(key string) client.Patch {
+			return client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+key+`":null}}}`))
+		}
+		Expect(as.Patch(ctx, claim.DeepCopy(), unannotate("example.com/note"), client.DryRunAll)).To(And(Satisfy(apierrors.IsForbidden), MatchError(ContainSubstring(undoFenced))))
+		Expect(k8s.Patch(ctx, restored.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+decide.VeleroMustIncludeAnnotation+`":"true"}}}`)))).To(Succeed())
+		Expect(as.Patch(ctx, restored.DeepCopy(), unannotate(decide.VeleroMustIncludeAnnotation), client.DryRunAll)).To(And(Satisfy(apierrors.IsForbidden), MatchError(ContainSubstring(undoFenced))))
+		Expect(as.Patch(ctx, claim.DeepCopy(), unannotate(decide.VeleroMustIncludeAnnotation))).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(claim), claim)).To(Succeed())
+		Expect(claim.Annotations).To(Equal(map[string]string{"example.com/note": "kept"}))
 
 		By("a kind the role does not name: refused by RBAC")
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p", Labels: map[string]string{"velero.io/backup-name": "b1"}},

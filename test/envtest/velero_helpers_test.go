@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -523,6 +524,9 @@ func (v *fakeVelero) restore(ctx context.Context, r *unstructured.Unstructured, 
 		}
 	}
 	restored, errs := int64(0), int64(0)
+	v.mu.Lock()
+	snapshotted := v.snapshots != ""
+	v.mu.Unlock()
 	for _, key := range keys {
 		c, ok := copies[key]
 		if !ok {
@@ -539,6 +543,16 @@ func (v *fakeVelero) restore(ctx context.Context, r *unstructured.Unstructured, 
 		u.SetNamespace(c.GetNamespace())
 		u.SetName(c.GetName())
 		u.SetAnnotations(c.GetAnnotations())
+		if c.GetKind() == "PersistentVolumeClaim" && snapshotted {
+			// As Velero v1.18.3's Restore leaves it on every claim it makes
+			// from a CSI snapshot (seen in make bench's cluster).
+			notes := maps.Clone(c.GetAnnotations())
+			if notes == nil {
+				notes = map[string]string{}
+			}
+			notes[decide.VeleroMustIncludeAnnotation] = "true"
+			u.SetAnnotations(notes)
+		}
 		labels := c.GetLabels()
 		if labels == nil {
 			labels = map[string]string{}
