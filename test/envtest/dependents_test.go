@@ -95,6 +95,16 @@ func claim(ctx context.Context, ns, name, driver string, owner client.Object) {
 	}).WithContext(ctx).Should(Equal(corev1.ClaimBound))
 }
 
+// w1Claim makes a claim called name in the scenario's namespace a, of a
+// volume of driver, owned by its operand w1 (installWithOperand's).
+func w1Claim(ctx context.Context, s *scenario, name, driver string) {
+	GinkgoHelper()
+	w1 := &unstructured.Unstructured{}
+	w1.SetGroupVersionKind(s.crd(0).GVK())
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: s.ns("a"), Name: "w1"}, w1)).To(Succeed())
+	claim(ctx, s.ns("a"), name, driver, w1)
+}
+
 // restoresIn counts the Restores in Velero's namespace.
 func restoresIn(ctx context.Context, namespace string) int {
 	GinkgoHelper()
@@ -232,10 +242,7 @@ func closureSpecs() {
 		s.createPolicy(ctx, backupTo("velero-depvol"))
 		startFakeVelero(ctx, "velero-depvol", "Available")
 		s.installWithOperand(ctx)
-		w1 := &unstructured.Unstructured{}
-		w1.SetGroupVersionKind(s.crd(0).GVK())
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: s.ns("a"), Name: "w1"}, w1)).To(Succeed())
-		claim(ctx, s.ns("a"), "local", "", w1)
+		w1Claim(ctx, s, "local", "")
 		s.deleteCSV(ctx)
 		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedVolumeNotSnapshottable)
 		Expect(s.record(ctx).Status.Message).To(And(ContainSubstring("PersistentVolumeClaim "+s.ns("a")+"/local"), ContainSubstring("not a CSI volume"),
@@ -257,10 +264,7 @@ func closureSpecs() {
 		v.snapshotsEnd("failed")
 		snapshotClassFor(ctx, "csi.depsnap.example.com")
 		s.installWithOperand(ctx)
-		w1 := &unstructured.Unstructured{}
-		w1.SetGroupVersionKind(s.crd(0).GVK())
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: s.ns("a"), Name: "w1"}, w1)).To(Succeed())
-		claim(ctx, s.ns("a"), "data", "csi.depsnap.example.com", w1)
+		w1Claim(ctx, s, "data", "csi.depsnap.example.com")
 		s.deleteCSV(ctx)
 		s.waitPhase(ctx, "Blocked/"+cleanupv1alpha1.BlockedBackupIncomplete)
 		Expect(s.record(ctx).Status.Message).To(And(ContainSubstring("without a snapshot of 1 of the 1 volumes"), ContainSubstring("PersistentVolumeClaim "+s.ns("a")+"/data")))
@@ -278,10 +282,7 @@ func closureSpecs() {
 		startFakeVelero(ctx, "velero-depmark", "Available").snapshotsEnd("succeeded")
 		snapshotClassFor(ctx, "csi.depmark.example.com")
 		s.installWithOperand(ctx)
-		w1 := &unstructured.Unstructured{}
-		w1.SetGroupVersionKind(s.crd(0).GVK())
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: s.ns("a"), Name: "w1"}, w1)).To(Succeed())
-		claim(ctx, s.ns("a"), "data", "csi.depmark.example.com", w1)
+		w1Claim(ctx, s, "data", "csi.depmark.example.com")
 		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns("a"), Name: "data"}}
 		mark := func(value string) client.Patch {
 			return client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+decide.VeleroMustIncludeAnnotation+`":`+value+`}}}`))

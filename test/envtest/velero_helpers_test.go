@@ -545,7 +545,7 @@ func (v *fakeVelero) restore(ctx context.Context, r *unstructured.Unstructured, 
 		u.SetAnnotations(c.GetAnnotations())
 		if c.GetKind() == "PersistentVolumeClaim" && snapshotted {
 			// As Velero v1.18.3's Restore leaves it on every claim it makes
-			// from a CSI snapshot (seen in make bench's cluster).
+			// from a CSI snapshot (docs/backup.md).
 			notes := maps.Clone(c.GetAnnotations())
 			if notes == nil {
 				notes = map[string]string{}
