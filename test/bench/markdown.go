@@ -77,7 +77,7 @@ func (r Report) Markdown() string {
 	p("make bench    # builds the control plane and the compared tools into bin/ if needed; about 35 minutes on 2 cores, 7 of them kubectl-operator's")
 	p("```")
 	p("")
-	p("`make bench` runs `go test ./test/bench -run TestBench` with `BENCH_SCALE=full` and `BENCH_REPORT_DIR=docs`, which rewrites this file, `benchmarks.json` and `benchmarks.svg`. `make test` runs the same harness at a small scale (1,000 operands, 500 CSVs, 20 s idle, each compared tool on 20 operands) so that it cannot rot; it checks that every uninstall completes and that csv-cleaner writes nothing while idle, never a timing. The logs of every process go to a temporary folder; set `KEEP_CONTROL_PLANE_LOGS=1` to keep it.")
+	p("`make bench` runs `go test ./test/bench -run TestBench` with `BENCH_SCALE=full` and `BENCH_REPORT_DIR=docs`, which rewrites this file, `benchmarks.json` and `benchmarks.svg`. `make test` runs the same harness at a small scale (1,000 operands, 500 CSVs, 20 s idle, each compared tool on 20 operands), alone after the other tests, so that it cannot rot; it checks that every uninstall completes and that csv-cleaner writes nothing while idle, never a timing. The logs of every process go to a temporary folder; set `KEEP_CONTROL_PLANE_LOGS=1` to keep it.")
 	return b.String()
 }
 

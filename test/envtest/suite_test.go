@@ -92,8 +92,10 @@ func startManager() {
 
 // startManagerAs starts the controllers with the given identity, and the
 // options as the binary sets them unless mutate changes them.
+//
+// It and stopManager are not Ginkgo helpers: a failure in them names their
+// own line, which is all a CI summary keeps of it.
 func startManagerAs(identity *rest.Config, mutate ...func(*manager.SetupOptions)) {
-	GinkgoHelper()
 	Expect(running).To(BeNil(), "the manager is already running")
 	// The binary's default client rate limits.
 	cfg := rest.CopyConfig(identity)
@@ -106,7 +108,7 @@ func startManagerAs(identity *rest.Config, mutate ...func(*manager.SetupOptions)
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 	})
-	Expect(err).NotTo(HaveOccurred())
+	Expect(err).NotTo(HaveOccurred(), "creating the manager")
 	opts := manager.SetupOptions{
 		Finalizers:    decide.Finalizers{Current: decide.DefaultFinalizer, Legacy: []string{legacyFinalizer}},
 		DeleteWorkers: 8, MaxConcurrentReconciles: 4, PaceWrites: true,
@@ -118,7 +120,7 @@ func startManagerAs(identity *rest.Config, mutate ...func(*manager.SetupOptions)
 		m(&opts)
 	}
 	served, err := manager.Setup(mgr, opts)
-	Expect(err).To(Succeed())
+	Expect(err).To(Succeed(), "setting up the controllers")
 	Expect(served).To(BeTrue(), "the suite's control plane serves ClusterExtensions")
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &runningManager{cancel: cancel, done: make(chan error, 1)}
@@ -136,7 +138,6 @@ func startManagerAs(identity *rest.Config, mutate ...func(*manager.SetupOptions)
 // that it sees a CSV's deletion begin (the manager's cache can say it has
 // synced before the controller has asked it for the CSVs' informer).
 func watchingCSVs(before float64) {
-	GinkgoHelper()
 	csvs := &metav1.PartialObjectMetadataList{}
 	csvs.SetGroupVersionKind(operatorsv1alpha1.SchemeGroupVersion.WithKind("ClusterServiceVersionList"))
 	notCopied, err := labels.Parse("!" + operatorsv1alpha1.CopiedLabelKey) // copies are not watched
@@ -169,12 +170,13 @@ func csvReconciles() float64 {
 
 // stopManager stops the controllers and waits until they have stopped: scale to zero.
 func stopManager() {
-	GinkgoHelper()
 	if running == nil {
 		return
 	}
 	running.cancel()
-	Eventually(running.done).Should(Receive(BeNil()))
+	// Longer than the manager's own graceful shutdown (30 s), so that a
+	// manager that overran it fails with its error, not with this wait.
+	Eventually(running.done).WithTimeout(45*time.Second).Should(Receive(BeNil()), "the manager stops without an error")
 	running = nil
 }
 
