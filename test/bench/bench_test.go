@@ -14,7 +14,9 @@ import (
 
 // TestBench runs every benchmark at the scale BENCH_SCALE names (small by
 // default) and prints the figures; with BENCH_REPORT_DIR set it writes
-// benchmarks.md, benchmarks.json and benchmarks.svg there. It checks what
+// benchmarks.md, benchmarks.json and benchmarks.svg there, or, for a run of
+// one part (BENCH_ONLY), merges that part's figures into benchmarks.json
+// (Report.Merge). It checks what
 // the benchmarks measure (every uninstall completes, csv-cleaner writes
 // nothing while idle, nothing keeps a finalizer of csv-cleaner's once it
 // has released everything on its own uninstall), never a timing.
@@ -246,8 +248,12 @@ func TestBench(t *testing.T) {
 
 	table := report.Table()
 	t.Log("\n" + table)
-	if dir := os.Getenv("BENCH_REPORT_DIR"); dir != "" && os.Getenv("BENCH_ONLY") == "" {
-		if err := report.Write(dir); err != nil {
+	if dir, only := os.Getenv("BENCH_REPORT_DIR"), os.Getenv("BENCH_ONLY"); dir != "" {
+		write := report.Write
+		if only != "" {
+			write = func(dir string) error { return report.Merge(dir, only) }
+		}
+		if err := write(dir); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -263,8 +263,12 @@ func goal(key string) string {
 	case key == "apiserver_cpu_ratio_to_floor_10k":
 		return "≤ 1.03"
 	case strings.HasPrefix(key, "uninstall_ratio_to_floor_"), strings.HasPrefix(key, "extension_ratio_to_floor_"), strings.HasPrefix(key, "backup_gate_ratio_"),
-		strings.HasPrefix(key, "undoable_gate_ratio_"), strings.HasPrefix(key, "undo_ratio_to_velero_restore_"):
+		strings.HasPrefix(key, "undoable_gate_ratio_"), strings.HasPrefix(key, "second_uninstall_ratio_"):
 		return "≤ 1.05"
+	case strings.HasPrefix(key, "undo_ratio_to_velero_restore_"):
+		return "≤ 0.80"
+	case key == "undoable_uninstall_seconds_1k":
+		return "≤ 180"
 	case strings.HasPrefix(key, "faults_ratio_to_proxied_"):
 		return "≤ 1.5"
 	case strings.HasPrefix(key, "outage_resumed_seconds_"):
