@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -36,5 +37,16 @@ func TestBenchCommand(t *testing.T) {
 	got := benchCommand([]string{"HOME=/root", "BENCH_UNDOABLE=1000", "BENCH_REPORT_DIR=/x/docs", "BENCH_ONLY=undo"})
 	if want := "BENCH_ONLY=undo BENCH_UNDOABLE=1000 go test ./test/bench -run TestBench"; got != want {
 		t.Errorf("benchCommand() = %q, want %q", got, want)
+	}
+}
+
+// A run of one part reports only that part's figures, so that its merge
+// leaves every other part's as the whole run measured them.
+func TestFiguresOfOnePart(t *testing.T) {
+	r := Report{UndoableAt: []Undoable{{Operands: 1000, Workers: 16}}}
+	for _, f := range r.Figures() {
+		if key := f[0].(string); !strings.HasPrefix(key, "undoable_") {
+			t.Errorf("a run of the undoable part alone reports %s", key)
+		}
 	}
 }

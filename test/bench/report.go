@@ -220,10 +220,12 @@ func (r Report) Figures() [][2]any {
 		a, b := r.Startup[0], r.Startup[len(r.Startup)-1]
 		out = append(out, [2]any{"startup_cost_per_csv_ratio", round(b.PerCSV().Seconds()/a.PerCSV().Seconds(), 2)})
 	}
-	out = append(out,
-		[2]any{"resume_first_delete_seconds", round(r.Resume.FirstDelete.Seconds(), 2)},
-		[2]any{"resume_complete_seconds", round(r.Resume.Complete.Seconds(), 2)},
-	)
+	if r.Resume.Operands > 0 {
+		out = append(out,
+			[2]any{"resume_first_delete_seconds", round(r.Resume.FirstDelete.Seconds(), 2)},
+			[2]any{"resume_complete_seconds", round(r.Resume.Complete.Seconds(), 2)},
+		)
+	}
 	if s := r.SelfRelease; s.CSVs > 0 {
 		out = append(out,
 			[2]any{"self_release_seconds_" + fmt.Sprint(s.CSVs), round(s.Exit.Seconds(), 2)},
@@ -235,16 +237,23 @@ func (r Report) Figures() [][2]any {
 		out = append(out, [2]any{"rss_mib_" + fmt.Sprint(m.CSVs), round(m.PeakRSSMiB, 1)},
 			[2]any{"heap_inuse_mib_" + fmt.Sprint(m.CSVs), round(m.HeapInuseMiB, 1)})
 	}
-	window := r.Idle.Window.String()
-	if r.Idle.Window%time.Minute == 0 {
-		window = fmt.Sprintf("%dmin", int(r.Idle.Window.Minutes()))
+	if r.Idle.Window > 0 {
+		out = append(out, r.Idle.figures()...)
 	}
-	out = append(out,
-		[2]any{"idle_writes_" + window, r.Idle.Writes},
-		[2]any{"idle_list_per_min", round(r.Idle.ListsPerMinute, 2)},
-		[2]any{"idle_watch_per_min", round(r.Idle.WatchesPerMinute, 2)},
-	)
 	return out
+}
+
+// figures are the idle figures, the writes keyed by the window.
+func (i Idle) figures() [][2]any {
+	window := i.Window.String()
+	if i.Window%time.Minute == 0 {
+		window = fmt.Sprintf("%dmin", int(i.Window.Minutes()))
+	}
+	return [][2]any{
+		{"idle_writes_" + window, i.Writes},
+		{"idle_list_per_min", round(i.ListsPerMinute, 2)},
+		{"idle_watch_per_min", round(i.WatchesPerMinute, 2)},
+	}
 }
 
 func round(v float64, digits int) float64 {
