@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"time"
 )
 
 // Merge writes the figures of a run of one part (BENCH_ONLY) into dir's
@@ -21,9 +19,7 @@ func (r Report) Merge(dir, part string) error {
 	if err != nil {
 		return fmt.Errorf("reading the whole run's figures to merge into: %w", err)
 	}
-	run := map[string]any{"scale": r.Scale, "date": r.Date.Format(time.RFC3339), "cpus": runtime.NumCPU(),
-		"go": runtime.Version(), "command": benchCommand(os.Environ())}
-	out, err := mergeFigures(raw, r.Figures(), part, run)
+	out, err := mergeFigures(raw, r.Figures(), part, r.runInfo(map[string]any{"command": benchCommand(os.Environ())}))
 	if err != nil {
 		return fmt.Errorf("merging into %s: %w", path, err)
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -327,10 +328,9 @@ func (r Report) Write(dir string) error {
 	}
 	doc := map[string]any{
 		"figures": figures,
-		"run": map[string]any{
-			"scale": r.Scale, "date": r.Date.Format(time.RFC3339), "cpus": runtime.NumCPU(), "go": runtime.Version(),
+		"run": r.runInfo(map[string]any{
 			"client_qps": r.QPS[0], "client_burst": r.QPS[1], "delete_workers": cleanup.DefaultDeleteWorkers,
-		},
+		}),
 	}
 	raw, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -343,6 +343,13 @@ func (r Report) Write(dir string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "benchmarks.md"), []byte(r.Markdown()), 0o644)
+}
+
+// runInfo is what names a run in benchmarks.json (scale, date, machine), with more.
+func (r Report) runInfo(more map[string]any) map[string]any {
+	info := map[string]any{"scale": r.Scale, "date": r.Date.Format(time.RFC3339), "cpus": runtime.NumCPU(), "go": runtime.Version()}
+	maps.Copy(info, more)
+	return info
 }
 
 func paceMedian(s Startup) float64 { m, _ := s.PaceLimit(); return m }
