@@ -45,7 +45,7 @@ func (g *Gate) scanDependents(ctx context.Context, v *cleanupv1alpha1.VeleroBack
 		return nil, p
 	}
 	found := decide.Dependents(decide.ClosureInput{Nodes: scan.Nodes, Deleted: deleted})
-	volumes, err := s.Volumes(ctx, found, v)
+	volumes, err := s.Volumes(ctx, scan, found, v)
 	if err != nil {
 		return nil, err
 	}

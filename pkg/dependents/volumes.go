@@ -20,9 +20,11 @@ var snapshotClassKind = schema.GroupVersionKind{Group: "snapshot.storage.k8s.io"
 
 // Volumes decides what a backup must hold of each PersistentVolumeClaim
 // among nodes (decide.DecideVolume), reading each claim, its volume and the
-// VolumeSnapshotClasses live. The claims and volumes carry their names in
-// the result (a claim's VolumeName).
-func (s Scanner) Volumes(ctx context.Context, nodes []decide.Node, v *cleanupv1alpha1.VeleroBackup) ([]decide.Volume, error) {
+// VolumeSnapshotClasses live: by LIST where scan (what they were found
+// among) counts few more objects of the kind than are wanted, by GET
+// otherwise (byList). The claims and volumes carry their names in the
+// result (a claim's VolumeName).
+func (s Scanner) Volumes(ctx context.Context, scan *Scan, nodes []decide.Node, v *cleanupv1alpha1.VeleroBackup) ([]decide.Volume, error) {
 	var claims []decide.Node
 	for _, n := range nodes {
 		if n.Group == "" && n.Resource == "persistentvolumeclaims" {
@@ -36,31 +38,35 @@ func (s Scanner) Volumes(ctx context.Context, nodes []decide.Node, v *cleanupv1a
 	if err != nil {
 		return nil, err
 	}
+	pvcs, err := s.readClaims(ctx, claims, counted(scan.Nodes, "persistentvolumeclaims"))
+	if err != nil {
+		return nil, err
+	}
+	var bound []string
+	for _, pvc := range pvcs {
+		if pvc.Status.Phase == corev1.ClaimBound && pvc.Spec.VolumeName != "" {
+			bound = append(bound, pvc.Spec.VolumeName)
+		}
+	}
+	pvs, err := s.readVolumes(ctx, bound, counted(scan.Nodes, "persistentvolumes")[""])
+	if err != nil {
+		return nil, err
+	}
 	var out []decide.Volume
 	for _, c := range claims {
-		in := decide.VolumeInput{Claim: c, Classes: classes, SnapshotVolumes: v.SnapshotVolumes, VolumeData: v.VolumeData}
-		pvc := &corev1.PersistentVolumeClaim{}
-		switch err := s.Reader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.Name}, pvc); {
-		case apierrors.IsNotFound(err):
+		pvc, ok := pvcs[client.ObjectKey{Namespace: c.Namespace, Name: c.Name}]
+		if !ok {
 			continue // gone since the scan: nothing left to hold
-		case err != nil:
-			return nil, fmt.Errorf("reading PersistentVolumeClaim %s/%s: %w", c.Namespace, c.Name, err)
 		}
+		in := decide.VolumeInput{Claim: c, Classes: classes, SnapshotVolumes: v.SnapshotVolumes, VolumeData: v.VolumeData}
 		in.Claim.VolumeName = pvc.Spec.VolumeName
 		in.Bound = pvc.Status.Phase == corev1.ClaimBound
 		in.ClassAnnotation = pvc.Annotations[decide.SnapshotClassPVCAnnotation]
 		in.MarkedByRestore = pvc.Annotations[decide.VeleroMustIncludeAnnotation] == "true"
-		if in.Bound && pvc.Spec.VolumeName != "" {
-			pv := &corev1.PersistentVolume{}
-			switch err := s.Reader.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, pv); {
-			case apierrors.IsNotFound(err):
-			case err != nil:
-				return nil, fmt.Errorf("reading PersistentVolume %s of claim %s/%s: %w", pvc.Spec.VolumeName, c.Namespace, c.Name, err)
-			default:
-				in.VolumeFound = true
-				if pv.Spec.CSI != nil {
-					in.Driver = pv.Spec.CSI.Driver
-				}
+		if pv, ok := pvs[pvc.Spec.VolumeName]; ok && in.Bound && pvc.Spec.VolumeName != "" {
+			in.VolumeFound = true
+			if pv.Spec.CSI != nil {
+				in.Driver = pv.Spec.CSI.Driver
 			}
 		}
 		out = append(out, decide.DecideVolume(in))

@@ -84,7 +84,7 @@ func (d *DryRun) foreseeDependents(ctx context.Context, c client.Client, disc di
 	if d.backupPlan != nil && d.backupPlan.settings.Velero != nil {
 		v = d.backupPlan.settings.Velero
 	}
-	volumes, err := s.Volumes(ctx, nodes, v)
+	volumes, err := s.Volumes(ctx, scan, nodes, v)
 	if err != nil {
 		return err
 	}

@@ -3,10 +3,12 @@ package envtest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	gomegatypes "github.com/onsi/gomega/types"
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +25,7 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/csvcontroller"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dependents"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/undo"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
@@ -235,6 +238,47 @@ func closureSpecs() {
 		Expect(res).To(HaveValue(And(HaveField("Backup", "velero-dep/"+name), HaveField("From", ContainSubstring("labels")))))
 		_, err = undo.Run(ctx, k8s, undo.Options{Owner: decide.Owner{Kind: decide.KindCSV, Namespace: s.install.Namespace, Name: "another.v1"}, VeleroNamespace: "velero-dep"})
 		Expect(err).To(MatchError(ContainSubstring("no verified backup")))
+	})
+
+	It("plans the snapshots of a namespace's many claims, read by one LIST, as it plans them read a GET each", func(ctx SpecContext) {
+		s := newScenario("depmany")
+		s.createPolicy(ctx, backupTo("velero-depmany"))
+		snapshotClassFor(ctx, "csi.depmany.example.com")
+		s.installWithOperand(ctx)
+		a := s.ns("a")
+		var want []gomegatypes.GomegaMatcher
+		for i := range 10 {
+			name := fmt.Sprintf("data-%d", i)
+			w1Claim(ctx, s, name, "csi.depmany.example.com")
+			want = append(want, And(HaveField("Claim.Name", name), HaveField("VolumeName", a+"-"+name), HaveField("Driver", "csi.depmany.example.com"),
+				HaveField("Snapshot", true), HaveField("SnapshotClass", "csi.depmany.example.com")))
+		}
+		w1Claim(ctx, s, "restored", "csi.depmany.example.com")
+		restored := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: a, Name: "restored"}}
+		Expect(k8s.Patch(ctx, restored, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+decide.VeleroMustIncludeAnnotation+`":"true"}}}`)))).To(Succeed())
+		want = append(want, And(HaveField("Claim.Name", "restored"), HaveField("Problem", HaveValue(HaveField("Reason", cleanupv1alpha1.BlockedClaimMarkedByRestore)))))
+
+		By("planning: every claim's volume, driver and snapshot class, and the annotation a Restore left")
+		s.afterOperands()
+		dry, err := csvcontroller.PlanUninstall(ctx, k8s, s.install.Key(), time.Now())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(dryrun.Foresee(ctx, k8s, disc, dry, nil)).To(Succeed())
+		Expect(dry.Volumes).To(ConsistOf(want))
+
+		By("reading the same claims a GET each, as a scan that counted many more claims and volumes than are wanted does: the same decisions")
+		crowded := &dependents.Scan{}
+		var claims []decide.Node
+		for _, v := range dry.Volumes {
+			claims = append(claims, decide.Node{Held: v.Claim})
+		}
+		for i := range 1000 {
+			crowded.Nodes = append(crowded.Nodes, decide.Node{Held: decide.Held{Kind: "PersistentVolumeClaim", Resource: "persistentvolumeclaims", Namespace: a, Name: fmt.Sprint("other-", i)}},
+				decide.Node{Held: decide.Held{Kind: "PersistentVolume", Resource: "persistentvolumes", Name: fmt.Sprint("other-", i)}})
+		}
+		byGet, err := dependents.Scanner{Discovery: disc, Reader: k8s}.Volumes(ctx, crowded, claims, &cleanupv1alpha1.VeleroBackup{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(byGet).To(ConsistOf(want))
+		Expect(byGet).To(ConsistOf(dry.Volumes))
 	})
 
 	It("blocks on a claim whose volume cannot be snapshotted, naming it, until the policy accepts its object alone", func(ctx SpecContext) {
