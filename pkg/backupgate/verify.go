@@ -123,7 +123,7 @@ func (g *Gate) verifiedDestroyed(ctx context.Context, backup *velero.Backup, rea
 		if problem := decide.VerifyVolumes(backup.Name, held.volumes, volumes); problem != nil {
 			return nil, nil, problem
 		}
-		return &destroyed.Record{Owner: g.pass.Owner.String(), OwnerKind: g.pass.Owner.Kind, OwnerNamespace: g.pass.Owner.Namespace, OwnerName: g.pass.Owner.Name,
+		return &destroyed.Record{Owner: g.pass.Owner,
 			Backup: backup.Name, Verified: metav1.Now(), Deleted: deletions, Dependents: dependents.Helds(found), Volumes: volumes,
 			Origins: originsOf(p.origins, deletions, scan.nodes, found), Versions: decide.BackedUpVersions(held.list)}, unread, nil
 	}

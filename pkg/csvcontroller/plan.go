@@ -33,7 +33,7 @@ func planUninstall(ctx context.Context, reader client.Reader, key types.Namespac
 	if err := reader.Get(ctx, key, csv); err != nil {
 		return nil, fmt.Errorf("getting CSV %s: %w", key, err)
 	}
-	out := &dryrun.DryRun{CSV: dryrun.CSVRef(key), Items: []dryrun.DryRunItem{},
+	out := &dryrun.DryRun{Owner: decide.Owner{Kind: decide.KindCSV, Namespace: key.Namespace, Name: key.Name}, Items: []dryrun.DryRunItem{},
 		UninstallMessage: csv.Annotations[objects.UninstallMessageAnnotation]}
 	hypothetical := csv.DeletionTimestamp.IsZero()
 	if hypothetical {

@@ -16,13 +16,10 @@ type Record struct {
 	// Version is the shape of the record (CurrentVersion when written);
 	// a record written before it was versioned has none (0), and reads as 1.
 	Version int `json:"version,omitempty"`
-	// Owner names the uninstall's owner for a person: "CSV ns/name",
-	// "ClusterExtension name"; OwnerKind, OwnerNamespace and OwnerName
-	// name it for a program.
-	Owner          string `json:"owner"`
-	OwnerKind      string `json:"ownerKind"`
-	OwnerNamespace string `json:"ownerNamespace,omitempty"`
-	OwnerName      string `json:"ownerName"`
+	// Owner is the uninstall's owner (its UID is not kept). The record
+	// names it by the keys of version 1 (ownerKeys): "owner" for a person,
+	// "ownerKind", "ownerNamespace" and "ownerName" for a program.
+	Owner decide.Owner `json:"-"`
 	// Backup is the verified Backup's name.
 	Backup   string      `json:"backup"`
 	Verified metav1.Time `json:"verified"`
@@ -48,8 +45,3 @@ type Record struct {
 // renamed, its meaning changed) takes a new version, and Decode a reader of
 // it; a field added with omitempty does not.
 const CurrentVersion = 1
-
-// OwnerOf is the uninstall's owner, as the record names it.
-func (r *Record) OwnerOf() decide.Owner {
-	return decide.Owner{Kind: r.OwnerKind, Namespace: r.OwnerNamespace, Name: r.OwnerName}
-}

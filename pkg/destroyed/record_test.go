@@ -3,6 +3,7 @@ package destroyed
 import (
 	"bytes"
 	"compress/gzip"
+	"io"
 	"os"
 	"reflect"
 	"strings"
@@ -24,7 +25,7 @@ func written() *Record {
 	yes := true
 	owner := metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "Widget", Name: "db1", UID: "w-1", Controller: &yes, BlockOwnerDeletion: &yes}
 	return &Record{
-		Version: 1, Owner: "CSV operators/widgets.v1.0.0", OwnerKind: decide.KindCSV, OwnerNamespace: "operators", OwnerName: "widgets.v1.0.0",
+		Version: 1, Owner: decide.Owner{Kind: decide.KindCSV, Namespace: "operators", Name: "widgets.v1.0.0"},
 		Backup: "csv-cleaner-widgets-v1-0-0-0123456789", Verified: metav1.NewTime(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)),
 		Deleted:    []decide.Held{widget},
 		Dependents: []decide.Held{secret, claim},
@@ -97,8 +98,14 @@ func TestRoundTrip(t *testing.T) {
 	if want := written(); got.Version != CurrentVersion || !same(got, want) {
 		t.Errorf("round trip: %+v, want %+v", got, want)
 	}
-	if got.OwnerOf() != (decide.Owner{Kind: decide.KindCSV, Namespace: "operators", Name: "widgets.v1.0.0"}) {
-		t.Errorf("owner %+v", got.OwnerOf())
+	raw, err := gunzip(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"owner":"CSV operators/widgets.v1.0.0"`, `"ownerKind":"ClusterServiceVersion"`, `"ownerNamespace":"operators"`, `"ownerName":"widgets.v1.0.0"`} {
+		if !bytes.Contains(raw, []byte(key)) {
+			t.Errorf("the record names its owner without %s, which every csv-cleaner since version 1 reads: %s", key, raw)
+		}
 	}
 }
 
@@ -112,4 +119,13 @@ func TestRefusesALaterVersion(t *testing.T) {
 	if _, err := Decode([]byte("not gzip"), 1<<20); err == nil {
 		t.Fatal("a record that is not gzip read without an error")
 	}
+}
+
+// gunzip is the JSON of a record Encode wrote.
+func gunzip(b []byte) ([]byte, error) {
+	z, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(z)
 }

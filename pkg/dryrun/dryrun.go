@@ -1,27 +1,15 @@
 package dryrun
 
-import (
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-)
-
-// CSVRef names a CSV in the plan's JSON, with the keys in lower camel case as every other key.
-type CSVRef struct {
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-}
-
-// String is namespace/name.
-func (c CSVRef) String() string { return types.NamespacedName(c).String() }
+import "github.com/csv-cleaner/csv-cleaner/pkg/decide"
 
 // DryRun is what an uninstall of a CSV, or of a ClusterExtension, would
 // delete and keep, as the cluster is now.
 type DryRun struct {
-	CSV CSVRef `json:"csv,omitzero"`
-	// ClusterExtension is the extension's name, for an extension's plan.
-	ClusterExtension string `json:"clusterExtension,omitempty"`
-	Policy           string `json:"policy,omitempty"`
+	// Owner is what the plan is of: a CSV or a ClusterExtension. The plan's
+	// JSON names it as it always has (ownerKeys): "csv" with the CSV's
+	// namespace and name, or "clusterExtension" with the extension's name.
+	Owner  decide.Owner `json:"-"`
+	Policy string       `json:"policy,omitempty"`
 	// Verdict is Uninstall, Skipped (with Reason), Unmanaged, Blocked (with
 	// Reason), or Incomplete (some kinds could not be read: Unread).
 	Verdict string `json:"verdict"`

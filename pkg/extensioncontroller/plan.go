@@ -31,7 +31,7 @@ func planTo(ctx context.Context, reader client.Reader, name string, now time.Tim
 	if err := reader.Get(ctx, client.ObjectKey{Name: name}, ext); err != nil {
 		return nil, fmt.Errorf("getting ClusterExtension %s: %w", name, err)
 	}
-	out := &dryrun.DryRun{ClusterExtension: name, Items: []dryrun.DryRunItem{}}
+	out := &dryrun.DryRun{Owner: decide.Owner{Kind: decide.KindExtension, Name: name}, Items: []dryrun.DryRunItem{}}
 	hypothetical := ext.DeletionTimestamp.IsZero()
 	if hypothetical {
 		ext.DeletionTimestamp = &metav1.Time{Time: now}

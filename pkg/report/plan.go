@@ -36,10 +36,10 @@ func PlanTable(w io.Writer, d *dryrun.DryRun) error {
 
 // planHead prints what the plan is of, its policy and its verdict.
 func planHead(t *table, d *dryrun.DryRun) {
-	if d.ClusterExtension != "" {
-		t.printf("ClusterExtension:\t%s\n", d.ClusterExtension)
+	if d.Owner.Extension() {
+		t.printf("ClusterExtension:\t%s\n", d.Owner.Name)
 	} else {
-		t.printf("CSV:\t%s\n", d.CSV)
+		t.printf("CSV:\t%s/%s\n", d.Owner.Namespace, d.Owner.Name)
 	}
 	if d.Policy != "" {
 		t.printf("Policy:\t%s\n", d.Policy)

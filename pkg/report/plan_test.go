@@ -13,7 +13,7 @@ import (
 
 func sample() *dryrun.DryRun {
 	return &dryrun.DryRun{
-		CSV: dryrun.CSVRef{Namespace: "operators", Name: "my-operator.v1"}, Policy: "default",
+		Owner: decide.Owner{Kind: decide.KindCSV, Namespace: "operators", Name: "my-operator.v1"}, Policy: "default",
 		Verdict: "Incomplete", Message: "1 kind could not be read",
 		Items: []decide.Item{
 			{Action: decide.ActionDelete, Kind: "Widget.example.com", Namespace: "apps", Name: "w1", Reason: "Owned"},
@@ -54,7 +54,7 @@ func TestTable(t *testing.T) {
 
 func TestTableOfAClusterExtension(t *testing.T) {
 	var b bytes.Buffer
-	if err := PlanTable(&b, &dryrun.DryRun{ClusterExtension: "my-extension", Verdict: "Unmanaged", Message: "no policy selects it"}); err != nil {
+	if err := PlanTable(&b, &dryrun.DryRun{Owner: decide.Owner{Kind: decide.KindExtension, Name: "my-extension"}, Verdict: "Unmanaged", Message: "no policy selects it"}); err != nil {
 		t.Fatal(err)
 	}
 	if out := b.String(); !strings.Contains(out, "ClusterExtension:") || strings.Contains(out, "CSV:") || strings.Contains(out, "ACTION") {
@@ -89,7 +89,7 @@ func TestTableOfABackup(t *testing.T) {
 		{nil, "namespaces -; resources widgets.example.com"},
 	} {
 		var b bytes.Buffer
-		dry := &dryrun.DryRun{ClusterExtension: "my-extension", Verdict: "Uninstall", Items: []decide.Item{},
+		dry := &dryrun.DryRun{Owner: decide.Owner{Kind: decide.KindExtension, Name: "my-extension"}, Verdict: "Uninstall", Items: []decide.Item{},
 			Backup: &dryrun.BackupForeseen{Tool: "Velero", Namespace: "velero", Name: "csv-cleaner-x", Planned: 2, Namespaces: tt.namespaces, Resources: []string{"widgets.example.com"}}}
 		if err := PlanTable(&b, dry); err != nil {
 			t.Fatal(err)
@@ -104,7 +104,7 @@ func TestTableOfABackup(t *testing.T) {
 // items, and counts them apart.
 func TestTableOfDependents(t *testing.T) {
 	claim := decide.Held{Kind: "PersistentVolumeClaim", Resource: "persistentvolumeclaims", Namespace: "a", Name: "data"}
-	dry := &dryrun.DryRun{CSV: dryrun.CSVRef{Namespace: "ops", Name: "db.v1"}, Verdict: "Uninstall",
+	dry := &dryrun.DryRun{Owner: decide.Owner{Kind: decide.KindCSV, Namespace: "ops", Name: "db.v1"}, Verdict: "Uninstall",
 		Items: []decide.Item{{Action: decide.ActionDelete, Kind: "Database.example.com", Namespace: "a", Name: "db", Reason: decide.DeleteOwnedOperand}},
 		Dependents: []decide.Held{{Kind: "Secret", Resource: "secrets", Namespace: "a", Name: "db-password"}, claim,
 			{Group: "example.com", Kind: "Snapshot", Resource: "snapshots", Namespace: "a", Name: "nightly"}},
@@ -126,7 +126,7 @@ func TestTableOfDependents(t *testing.T) {
 // TestTableOfUninstallMessage shows the operator author's words under the
 // verdict, each of their lines in the value's column.
 func TestTableOfUninstallMessage(t *testing.T) {
-	dry := &dryrun.DryRun{CSV: dryrun.CSVRef{Namespace: "ops", Name: "db.v1"}, Verdict: "Uninstall", Message: "CSV is being uninstalled",
+	dry := &dryrun.DryRun{Owner: decide.Owner{Kind: decide.KindCSV, Namespace: "ops", Name: "db.v1"}, Verdict: "Uninstall", Message: "CSV is being uninstalled",
 		UninstallMessage: "Delete the Databases first.\nTheir volumes stay.\n"}
 	var b bytes.Buffer
 	if err := PlanTable(&b, dry); err != nil {

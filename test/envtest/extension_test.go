@@ -233,7 +233,7 @@ var _ = Describe("A ClusterExtension's uninstall (OLM v1)", func() {
 		Expect(cmd.Run()).To(Succeed(), stderr.String())
 		var dry dryrun.DryRun
 		Expect(json.Unmarshal(stdout.Bytes(), &dry)).To(Succeed())
-		Expect(dry.ClusterExtension).To(Equal(s.ext.Name))
+		Expect(dry.Owner).To(Equal(decide.Owner{Kind: decide.KindExtension, Name: s.ext.Name}))
 		Expect(dry.Verdict).To(Equal(decide.VerdictUninstall))
 		Expect(dry.Refusals).To(BeEmpty())
 		Expect(dry.Items).To(ConsistOf(

@@ -107,7 +107,7 @@ func relinkSpecs() {
 		b.SetNamespace(v.Namespace)
 		b.SetName("parts")
 		Expect(k8s.Create(ctx, b)).To(Succeed())
-		d := &destroyed.Record{Owner: "CSV op/parts", Backup: "parts"}
+		d := &destroyed.Record{Owner: decide.Owner{Kind: decide.KindCSV, Namespace: "op", Name: "parts"}, Backup: "parts"}
 		for i := range 40000 { // 10,000 operands and 30,000 dependents: their UIDs do not compress
 			h := decide.Held{Kind: "Secret", Resource: "secrets", Namespace: "ns", Name: fmt.Sprintf("s-%d", i)}
 			d.Dependents = append(d.Dependents, h)
