@@ -75,9 +75,11 @@ type Pass struct {
 	// attempt is not due.
 	Backup          *cleanupv1alpha1.BackupStatus
 	Reason, Message string
-	// Plan is the owner's plan to depth, as the cluster is now: the gate
-	// asks for it only when it makes or verifies a Backup.
-	Plan func(ctx context.Context, depth dryrun.PlanDepth) (*dryrun.DryRun, error)
+	// Plan is the owner's plan at Depth, read by the engine in this pass
+	// because the gate asked for it (Outcome.NeedsPlan); nil until it did.
+	// The gate asks only when it makes or verifies a Backup.
+	Plan  *dryrun.DryRun
+	Depth dryrun.PlanDepth
 	// UndoCommand is how a person undoes the uninstall.
 	UndoCommand string
 	// Event sends an Event on the owner.
@@ -100,6 +102,10 @@ type Outcome struct {
 	// record's message before the first delete: written before the pass
 	// deletes anything.
 	Deleting string
+	// NeedsPlan, when set, asks the engine for the owner's plan at that
+	// depth, read now, and to run the gate again with it (Pass.Plan) and
+	// the Backup status above, in the same pass.
+	NeedsPlan *dryrun.PlanDepth
 }
 
 // wait says what the pass waits for ("" keeps what it says) and looks
@@ -183,17 +189,20 @@ func (g *Gate) gate(ctx context.Context, tool backupTool, namespace string) (boo
 		// Completed (pkg/velero's request says why).
 		g.waitOnBackup(decide.WaitingOnBackup(decide.BackupWait{Namespace: namespace, Name: name, Phase: backup.Phase, Attempt: attempt,
 			Expected: st.Expected, LastFailure: st.LastFailure}), now.Sub(backup.Created))
-		return false, nil
+		return g.keepPlan(ctx, namespace, name, attempt, st.Namespaces)
 	}
 	read, err := g.readCompleted(ctx, tool, backup, now)
-	if err != nil {
+	if err != nil || read.plan == nil {
 		return false, err
 	}
 	if !read.ready {
 		g.wait(fmt.Sprintf("Waiting for the resource list of Velero's Backup %s/%s before anything is deleted", namespace, name), decide.VeleroPollMin)
 		return false, nil
 	}
-	record, unread, err := g.verifiedDestroyed(ctx, backup, read)
+	record, unread, err := g.verifiedDestroyed(backup, read)
+	if errors.Is(err, errReplan) {
+		return g.needPlan(dryrun.PlanAll)
+	}
 	var problem *decide.Problem
 	if errors.As(err, &problem) && problem.Reason == cleanupv1alpha1.BlockedBackupIncomplete {
 		return false, g.backupFailed(st, backup, problem)

@@ -19,14 +19,15 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 )
 
-// makeBackup makes the uninstall's Backup (name, at attempt) once Velero's
-// storage location is Available and its volumes can be snapshotted, then
-// plans the instances while Velero backs them up. An uninstall that destroys
-// nothing needs no Backup (done).
+// makeBackup makes the uninstall's Backup (name, at attempt) of a plan of
+// the kinds (asked for first) once Velero's storage location is Available
+// and its volumes can be snapshotted, then asks for the plan of the
+// instances, which the gate keeps while Velero backs them up (keepPlan).
+// An uninstall that destroys nothing needs no Backup (done).
 func (g *Gate) makeBackup(ctx context.Context, tool backupTool, namespace, name string, attempt int32) (done bool, _ error) {
 	began := time.Now()
-	kinds, err := g.planned(ctx, dryrun.PlanKinds)
-	if err != nil {
+	kinds, err := g.handed(dryrun.PlanKinds)
+	if err != nil || kinds == nil {
 		return false, err
 	}
 	others, err := decide.DeletionsOf(kinds.Items, dryrun.PluralOf(g.Client.RESTMapper()))
@@ -59,7 +60,7 @@ func (g *Gate) makeBackup(ctx context.Context, tool backupTool, namespace, name 
 	}
 	log := logr.FromContextOrDiscard(ctx)
 	log.Info("Creating Velero's Backup of what the uninstall will destroy", "backup", klog.KRef(namespace, name), "attempt", attempt,
-		"planTook", time.Since(began).Round(time.Millisecond).String(), "namespaces", content.Namespaces, "resources", content.Resources(),
+		"scanTook", time.Since(began).Round(time.Millisecond).String(), "namespaces", content.Namespaces, "resources", content.Resources(),
 		"named", len(content.Named), "volumes", decide.Snapshots(volumes))
 	if err := tool.CreateBackup(ctx, name, g.pass.Owner, content, g.pass.Settings.Backup.Velero); err != nil {
 		return false, err
@@ -74,16 +75,21 @@ func (g *Gate) makeBackup(ctx context.Context, tool backupTool, namespace, name 
 	g.pass.Event(corev1.EventTypeNormal, "BackupCreated", "Backup", "Created Velero's Backup %s/%s of %s; nothing is deleted before it is complete and holds every object the uninstall destroys",
 		namespace, name, describeContent(content))
 	g.waitOnBackup(decide.WaitingOnBackup(decide.BackupWait{Namespace: namespace, Name: name, Attempt: attempt, Expected: st.Expected, LastFailure: st.LastFailure}), 0)
+	return g.needPlan(dryrun.PlanAll)
+}
 
-	listed := time.Now()
-	p, err := g.plannedUninstall(ctx)
-	if err != nil {
+// keepPlan keeps, while Velero backs up the uninstall's Backup (name, at
+// attempt, of namespaces), the plan of its instances the gate asked for
+// once it made the Backup, for the pass that verifies it. An uninstall
+// whose plan deletes nothing needs no Backup (done).
+func (g *Gate) keepPlan(ctx context.Context, namespace, name string, attempt int32, namespaces []string) (done bool, _ error) {
+	p, err := g.handedUninstall()
+	if err != nil || p == nil {
 		return false, err
 	}
-	log.Info("Planned the uninstall while Velero backs it up", "backup", klog.KRef(namespace, name), "planned", len(p.deletions),
-		"planTook", time.Since(listed).Round(time.Millisecond).String())
+	logr.FromContextOrDiscard(ctx).Info("Planned the uninstall while Velero backs it up", "backup", klog.KRef(namespace, name), "planned", len(p.deletions))
 	if len(p.deletions) == 0 {
-		g.openWithoutBackup(namespace, name, attempt, content.WholeIn)
+		g.openWithoutBackup(namespace, name, attempt, namespaces)
 		return true, nil
 	}
 	g.Plans.keep(g.pass.Owner.UID, p)
@@ -144,25 +150,38 @@ func describeContent(c decide.BackupContent) string {
 	return fmt.Sprintf("%s in %s (%d objects by name)", strings.Join(c.Resources(), ", "), where, len(c.Named))
 }
 
-// plannedUninstall is what the owner's uninstall deletes, as its plan says now.
-func (g *Gate) plannedUninstall(ctx context.Context) (*planned, error) {
-	d, err := g.planned(ctx, dryrun.PlanAll)
+// handedUninstall is what the owner's uninstall deletes, as the plan handed
+// to this run of the gate says; nil when none was handed at PlanAll.
+func (g *Gate) handedUninstall() (*planned, error) {
+	if g.pass.Plan == nil || g.pass.Depth != dryrun.PlanAll {
+		return nil, nil
+	}
+	d, err := g.handed(dryrun.PlanAll)
 	if err != nil {
 		return nil, err
 	}
 	deletions, err := decide.DeletionsOf(d.Items, dryrun.PluralOf(g.Client.RESTMapper()))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("naming what the uninstall deletes: %w", err)
 	}
 	return &planned{deletions: deletions, kinds: d.Kinds(), origins: d.Origins()}, nil
 }
 
-// planned is the owner's plan to depth, as it is now. A plan that cannot
+// needPlan asks the engine for the owner's plan at depth, and to run the
+// gate again with it in this pass.
+func (g *Gate) needPlan(depth dryrun.PlanDepth) (bool, error) {
+	g.out.NeedsPlan = &depth
+	return false, nil
+}
+
+// handed is the owner's plan handed to this run at depth, nil (with the
+// engine asked for it) when it has none at that depth. A plan that cannot
 // tell everything the uninstall deletes blocks the gate.
-func (g *Gate) planned(ctx context.Context, depth dryrun.PlanDepth) (*dryrun.DryRun, error) {
-	d, err := g.pass.Plan(ctx, depth)
-	if err != nil {
-		return nil, fmt.Errorf("planning what the backup must hold: %w", err)
+func (g *Gate) handed(depth dryrun.PlanDepth) (*dryrun.DryRun, error) {
+	d := g.pass.Plan
+	if d == nil || g.pass.Depth != depth {
+		_, err := g.needPlan(depth)
+		return nil, err
 	}
 	switch d.Verdict {
 	case decide.VerdictUninstall:

@@ -2,6 +2,7 @@ package backupgate
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
 	"github.com/csv-cleaner/csv-cleaner/pkg/dependents"
 	"github.com/csv-cleaner/csv-cleaner/pkg/destroyed"
+	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/velero"
 )
 
@@ -51,82 +53,82 @@ func (g *Gate) backupHolds(ctx context.Context, tool backupTool, backup *velero.
 
 // completedRead is what the pass reads once Velero says a Backup is
 // Completed: what the Backup holds, and, beside it, the uninstall's
-// dependents as they are now, by the plan kept when the Backup was made.
+// dependents as they are now, by the plan kept when the Backup was made or
+// the one handed to this run.
 type completedRead struct {
 	held  backupHeld
 	ready bool
 	plan  *planned
+	// fresh: the plan was read in this pass, not kept from an earlier one.
+	fresh bool
 	scan  *dependentsScan
 }
 
 // readCompleted reads what a completed Backup holds and, at once, the
-// dependents of the plan kept for the uninstall (when this process made
-// its Backup): both after Velero said Completed, so a dependent made while
-// the Backup ran is among those it must hold. When the Backup's lists are
-// not ready yet, the plan is kept for the next pass.
+// dependents of the uninstall's plan: the one handed to this run, else the
+// one kept when this process made its Backup; with neither, it reads
+// nothing and asks the engine for one (plan nil). Both reads follow
+// Velero's Completed, so a dependent made while the Backup ran is among
+// those it must hold. When the Backup's lists are not ready yet, the plan
+// is kept for the next pass.
 func (g *Gate) readCompleted(ctx context.Context, tool backupTool, backup *velero.Backup, now time.Time) (completedRead, error) {
 	r := completedRead{plan: g.Plans.take(g.pass.Owner.UID)}
+	handed, err := g.handedUninstall()
+	switch {
+	case err != nil:
+		return r, err
+	case handed != nil:
+		r.plan, r.fresh = handed, true
+	case r.plan == nil:
+		_, err := g.needPlan(dryrun.PlanAll)
+		return r, err
+	}
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.Go(func() (err error) {
 		r.held, r.ready, err = g.backupHolds(ectx, tool, backup, now)
 		return err
 	})
-	if r.plan != nil {
-		eg.Go(func() (err error) {
-			r.scan, err = g.scanDependents(ectx, g.pass.Settings.Backup.Velero, r.plan.kinds, decide.DeletedByName(r.plan.deletions))
-			return err
-		})
-	}
-	err := eg.Wait()
-	if err == nil && !r.ready && r.plan != nil {
+	eg.Go(func() (err error) {
+		r.scan, err = g.scanDependents(ectx, g.pass.Settings.Backup.Velero, r.plan.kinds, decide.DeletedByName(r.plan.deletions))
+		return err
+	})
+	err = eg.Wait()
+	if err == nil && !r.ready {
 		g.Plans.keep(g.pass.Owner.UID, r.plan)
 	}
 	return r, err
 }
 
+// errReplan says that the Backup misses a deletion of a plan kept from an
+// earlier pass: the gate asks for the plan as it is now before it judges.
+var errReplan = errors.New("the Backup misses a deletion of the plan kept since it was made: planning again")
+
 // verifiedDestroyed checks a completed Backup against what the uninstall
 // destroys (its deletions, their dependents read again, their volumes'
 // snapshots) and returns it with the kinds it could not read all of, none
 // of whose unread objects it may destroy, or the problem that blocks: a
-// missing object, or objects nobody can read that it may destroy. read's
-// plan and scan, when there, are its first look; without them, or when the
-// Backup misses a deletion of that plan, it plans and reads again.
-func (g *Gate) verifiedDestroyed(ctx context.Context, backup *velero.Backup, read completedRead) (*destroyed.Record, []decide.UnreadKind, error) {
+// missing object, or objects nobody can read that it may destroy. When the
+// Backup misses a deletion of a plan kept from an earlier pass, it is
+// errReplan: the plan as it is now is judged instead.
+func (g *Gate) verifiedDestroyed(backup *velero.Backup, read completedRead) (*destroyed.Record, []decide.UnreadKind, error) {
 	held, p, scan := read.held, read.plan, read.scan
-	for replanned := p == nil; ; replanned = true {
-		if p == nil {
-			var err error
-			if p, err = g.plannedUninstall(ctx); err != nil {
-				return nil, nil, err
-			}
-		}
-		deletions := p.deletions
-		if scan == nil {
-			var err error
-			if scan, err = g.scanDependents(ctx, g.pass.Settings.Backup.Velero, p.kinds, decide.DeletedByName(deletions)); err != nil {
-				return nil, nil, err
-			}
-		}
-		found, volumes := scan.found, scan.volumes
-		gone := slices.Concat(deletions, dependents.Helds(found))
-		unread, problem := decide.JudgeUnread(decide.UnreadInput{Kinds: scan.unread, Dependents: found, Reach: decide.ReachOf(gone)})
-		if problem != nil {
-			return nil, nil, problem
-		}
-		if _, problem := decide.VerifyBackup(backup.Name, held.list, gone); problem != nil {
-			if !replanned {
-				p, scan = nil, nil
-				continue
-			}
-			return nil, nil, problem
-		}
-		if problem := decide.VerifyVolumes(backup.Name, held.volumes, volumes); problem != nil {
-			return nil, nil, problem
-		}
-		return &destroyed.Record{Owner: g.pass.Owner,
-			Backup: backup.Name, Verified: metav1.Now(), Deleted: deletions, Dependents: dependents.Helds(found), Volumes: volumes,
-			Origins: originsOf(p.origins, deletions, scan.nodes, found), Versions: decide.BackedUpVersions(held.list)}, unread, nil
+	found, volumes := scan.found, scan.volumes
+	gone := slices.Concat(p.deletions, dependents.Helds(found))
+	unread, problem := decide.JudgeUnread(decide.UnreadInput{Kinds: scan.unread, Dependents: found, Reach: decide.ReachOf(gone)})
+	if problem != nil {
+		return nil, nil, problem
 	}
+	if _, problem := decide.VerifyBackup(backup.Name, held.list, gone); problem != nil {
+		if !read.fresh {
+			return nil, nil, errReplan
+		}
+		return nil, nil, problem
+	}
+	if problem := decide.VerifyVolumes(backup.Name, held.volumes, volumes); problem != nil {
+		return nil, nil, problem
+	}
+	return &destroyed.Record{Owner: g.pass.Owner, Backup: backup.Name, Verified: metav1.Now(), Deleted: p.deletions, Dependents: dependents.Helds(found),
+		Volumes: volumes, Origins: originsOf(p.origins, p.deletions, scan.nodes, found), Versions: decide.BackedUpVersions(held.list)}, unread, nil
 }
 
 // originsOf are the origins of what the uninstall destroys: the instances

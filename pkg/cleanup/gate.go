@@ -12,7 +12,6 @@ import (
 	cleanupv1alpha1 "github.com/csv-cleaner/csv-cleaner/api/v1alpha1"
 	"github.com/csv-cleaner/csv-cleaner/pkg/backupgate"
 	"github.com/csv-cleaner/csv-cleaner/pkg/decide"
-	"github.com/csv-cleaner/csv-cleaner/pkg/dryrun"
 	"github.com/csv-cleaner/csv-cleaner/pkg/instances"
 )
 
@@ -33,18 +32,32 @@ func (u *Uninstall) BackupStep() Step {
 	return Step{Name: "the backup", Label: "backup", Run: u.backupGate}
 }
 
-// backupGate runs the gate over the pass as read so far, and writes what it
-// came to into the record: the Backup's status, what the pass waits for,
-// and, once the Backup is verified, the record at Deleting before the first
-// delete.
+// gateRuns bounds the gate's runs in one pass: one to ask for the plan of
+// the kinds, one to make the Backup and ask for the plan of the instances,
+// one to keep it; a verification asks for one plan at most.
+const gateRuns = 3
+
+// backupGate runs the gate over the pass as read so far, handing it the
+// owner's plan, read here, when it asks for one (Outcome.NeedsPlan), and
+// writes what it came to into the record: the Backup's status, what the
+// pass waits for, and, once the Backup is verified, the record at Deleting
+// before the first delete.
 func (u *Uninstall) backupGate(ctx context.Context) (bool, error) {
-	out, err := u.e.gate().Run(ctx, backupgate.Pass{
-		Owner: u.kind.owner(u.subject), Settings: u.settings, Backup: u.rec.st.Backup, Reason: u.rec.st.Reason, Message: u.rec.st.Message,
-		Plan: func(ctx context.Context, depth dryrun.PlanDepth) (*dryrun.DryRun, error) {
-			return u.owner.Plan(ctx, u.now, depth)
-		},
-		UndoCommand: u.e.undoCommand(u.kind, u.subject), Event: u.Event,
-	})
+	gate := u.e.gate()
+	pass := backupgate.Pass{Owner: u.kind.owner(u.subject), Settings: u.settings, Backup: u.rec.st.Backup, Reason: u.rec.st.Reason, Message: u.rec.st.Message,
+		UndoCommand: u.e.undoCommand(u.kind, u.subject), Event: u.Event}
+	out, err := gate.Run(ctx, pass)
+	for runs := 1; err == nil && out.NeedsPlan != nil; runs++ {
+		if runs == gateRuns {
+			return false, fmt.Errorf("the backup gate asked for a plan %d times in one pass", runs)
+		}
+		pass.Depth, pass.Backup = *out.NeedsPlan, out.Backup
+		if pass.Plan, err = u.owner.Plan(ctx, u.now, pass.Depth); err != nil {
+			u.rec.st.Backup = out.Backup
+			return false, fmt.Errorf("planning what the backup must hold: %w", err)
+		}
+		out, err = gate.Run(ctx, pass)
+	}
 	u.rec.st.Backup = out.Backup
 	if out.Poll > 0 {
 		u.waitNote, u.poll = cmp.Or(out.WaitNote, u.waitNote), out.Poll

@@ -34,9 +34,10 @@ type Hooks interface {
 	// Release removes csv-cleaner's finalizer from it: an uninstall's last step.
 	Release(ctx context.Context) error
 	// Plan is what its uninstall deletes and keeps as the cluster is now
-	// (what `csv-cleaner plan` prints, at PlanAll): the backup gate makes
-	// its Backup of a PlanKinds plan's kinds, then verifies the Backup
-	// against a PlanAll plan's deletions.
+	// (what `csv-cleaner plan` prints, at PlanAll), read by the engine when
+	// the backup gate asks for it (backupgate.Outcome.NeedsPlan): the gate
+	// makes its Backup of a PlanKinds plan's kinds, then verifies the
+	// Backup against a PlanAll plan's deletions.
 	Plan(ctx context.Context, now time.Time, depth dryrun.PlanDepth) (*dryrun.DryRun, error)
 }
 
