@@ -65,33 +65,25 @@ func (s Scanner) readClaims(ctx context.Context, claims []decide.Node, totals ma
 			return nil, fmt.Errorf("listing the PersistentVolumeClaims of namespace %s: %w", ns, err)
 		}
 	}
+	var one []client.ObjectKey
 	for _, c := range claims {
-		if byList(wanted[c.Namespace], totals[c.Namespace]) {
-			continue
-		}
-		key := client.ObjectKey{Namespace: c.Namespace, Name: c.Name}
-		pvc := &corev1.PersistentVolumeClaim{}
-		switch err := s.Reader.Get(ctx, key, pvc); {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, fmt.Errorf("reading PersistentVolumeClaim %s: %w", key, err)
-		default:
-			out[key] = pvc
+		if !byList(wanted[c.Namespace], totals[c.Namespace]) {
+			one = append(one, client.ObjectKey{Namespace: c.Namespace, Name: c.Name})
 		}
 	}
-	return out, nil
+	return out, getEach(ctx, s.Reader, "PersistentVolumeClaim", one, func() *corev1.PersistentVolumeClaim { return &corev1.PersistentVolumeClaim{} }, out)
 }
 
 // readVolumes reads the PersistentVolumes named, live: by one paged LIST
 // where byList says so (of total), a GET each otherwise. A volume that is
 // not there is not among them.
-func (s Scanner) readVolumes(ctx context.Context, names []string, total int) (map[string]*corev1.PersistentVolume, error) {
-	out := make(map[string]*corev1.PersistentVolume, len(names))
+func (s Scanner) readVolumes(ctx context.Context, names []string, total int) (map[client.ObjectKey]*corev1.PersistentVolume, error) {
+	out := make(map[client.ObjectKey]*corev1.PersistentVolume, len(names))
 	if byList(len(names), total) {
 		err := objects.ListPages(ctx, s.Reader, func() *corev1.PersistentVolumeList { return &corev1.PersistentVolumeList{} },
 			func(l *corev1.PersistentVolumeList) error {
 				for i := range l.Items {
-					out[l.Items[i].Name] = &l.Items[i]
+					out[client.ObjectKey{Name: l.Items[i].Name}] = &l.Items[i]
 				}
 				return nil
 			})
@@ -100,15 +92,25 @@ func (s Scanner) readVolumes(ctx context.Context, names []string, total int) (ma
 		}
 		return out, nil
 	}
+	keys := make([]client.ObjectKey, 0, len(names))
 	for _, name := range names {
-		pv := &corev1.PersistentVolume{}
-		switch err := s.Reader.Get(ctx, client.ObjectKey{Name: name}, pv); {
+		keys = append(keys, client.ObjectKey{Name: name})
+	}
+	return out, getEach(ctx, s.Reader, "PersistentVolume", keys, func() *corev1.PersistentVolume { return &corev1.PersistentVolume{} }, out)
+}
+
+// getEach reads the object of kind at each key by a GET of its own into
+// out; one that is not there is not among them.
+func getEach[T client.Object](ctx context.Context, r client.Reader, kind string, keys []client.ObjectKey, empty func() T, out map[client.ObjectKey]T) error {
+	for _, key := range keys {
+		obj := empty()
+		switch err := r.Get(ctx, key, obj); {
 		case apierrors.IsNotFound(err):
 		case err != nil:
-			return nil, fmt.Errorf("reading PersistentVolume %s: %w", name, err)
+			return fmt.Errorf("reading %s %s: %w", kind, key, err)
 		default:
-			out[name] = pv
+			out[key] = obj
 		}
 	}
-	return out, nil
+	return nil
 }

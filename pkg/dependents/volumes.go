@@ -63,7 +63,7 @@ func (s Scanner) Volumes(ctx context.Context, scan *Scan, nodes []decide.Node, v
 		in.Bound = pvc.Status.Phase == corev1.ClaimBound
 		in.ClassAnnotation = pvc.Annotations[decide.SnapshotClassPVCAnnotation]
 		in.MarkedByRestore = pvc.Annotations[decide.VeleroMustIncludeAnnotation] == "true"
-		if pv, ok := pvs[pvc.Spec.VolumeName]; ok && in.Bound && pvc.Spec.VolumeName != "" {
+		if pv, ok := pvs[client.ObjectKey{Name: pvc.Spec.VolumeName}]; ok && in.Bound && pvc.Spec.VolumeName != "" {
 			in.VolumeFound = true
 			if pv.Spec.CSI != nil {
 				in.Driver = pv.Spec.CSI.Driver
