@@ -22,7 +22,9 @@ const SelfBindingLabel = "cleanup.csv-cleaner.io/self-binding"
 // EnsureSelfBindings gives csv-cleaner's ServiceAccount a second binding to
 // each ClusterRole OLM made for its own CSV, owned by the ClusterRole, so
 // its rights outlive OLM's bindings while it releases (docs/own-uninstall.md).
-// It returns how many it created.
+// A role or binding OLM is deleting counts while the hold keeps it: it still
+// grants, and its second binding is what lets the release finish. It returns
+// how many it created.
 func EnsureSelfBindings(ctx context.Context, reader client.Reader, writer client.Writer, self types.NamespacedName) (int, error) {
 	owned := client.MatchingLabelsSelector{Selector: OwnerSelector(self)}
 	bindings := &rbacv1.ClusterRoleBindingList{}
@@ -35,14 +37,14 @@ func EnsureSelfBindings(ctx context.Context, reader client.Reader, writer client
 	}
 	roleUID := map[string]types.UID{}
 	for _, r := range roles.Items {
-		if r.DeletionTimestamp == nil && IsOwnedBy(r.Labels, self) {
+		if IsOwnedBy(r.Labels, self) {
 			roleUID[r.Name] = r.UID
 		}
 	}
 	created := 0
 	for _, b := range bindings.Items {
 		uid, ok := roleUID[b.RoleRef.Name]
-		if b.DeletionTimestamp != nil || b.RoleRef.Kind != "ClusterRole" || !ok || !IsOwnedBy(b.Labels, self) {
+		if b.RoleRef.Kind != "ClusterRole" || !ok || !IsOwnedBy(b.Labels, self) {
 			continue
 		}
 		copied := &rbacv1.ClusterRoleBinding{
@@ -77,6 +79,14 @@ func SelfBindingName(binding string) string { return binding + "-self" }
 // let it patch ClusterRoles, then those that do. It returns how many
 // objects it changed.
 func (h Holder) ReleaseSelf(ctx context.Context, self types.NamespacedName) (int, error) {
+	// The self bindings must stand before OLM's go: csv-cleaner may be asked
+	// to release before it ever bound itself a second time (its own CSV
+	// deleted the moment it started, or before it became the leader), and
+	// without them the first binding released takes the rights the
+	// ClusterRoles' release needs, leaving them, and its CSV, held for good.
+	if _, err := EnsureSelfBindings(ctx, h.Live, h.Writer, self); err != nil {
+		return 0, err
+	}
 	sel := owned(self)
 	finalizer := h.Finalizer
 	remove := func(obj *metav1.PartialObjectMetadata) []string {

@@ -166,7 +166,7 @@ var _ = Describe("csv-cleaner installed through OperatorHub", func() {
 		Expect(kc.Client.Delete(ctx, &operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: self.Namespace, Name: self.Name}})).To(Succeed())
 		Eventually(func(ctx context.Context) error {
 			return kc.Client.Get(ctx, self, &operatorsv1alpha1.ClusterServiceVersion{})
-		}).WithContext(ctx).Should(Satisfy(apierrors.IsNotFound), "csv-cleaner's CSV is gone")
+		}).WithContext(ctx).Should(Satisfy(apierrors.IsNotFound), func() string { return "csv-cleaner's CSV is gone\n" + ownUninstallState(ctx, self, installed) })
 
 		By("finding no object that holds a finalizer of csv-cleaner's, and none of its cluster RBAC")
 		Expect(finalizersLeft(ctx)).To(BeEmpty())
@@ -293,4 +293,28 @@ func serviceAccountToken(ctx context.Context, sa types.NamespacedName, clusterRo
 	Expect(kc.Client.SubResource("token").Create(ctx, acct, tr)).To(Succeed())
 	Expect(tr.Status.Token).NotTo(BeEmpty())
 	return tr.Status.Token
+}
+
+// ownUninstallState says where csv-cleaner's own uninstall stands, for a
+// failed wait on its CSV: the CSV's finalizers and phase, what still holds
+// a finalizer of csv-cleaner's, whether its replicas exited, and the end of
+// their logs.
+func ownUninstallState(ctx context.Context, self types.NamespacedName, replicas *cluster.Cleaner) string {
+	var b strings.Builder
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	if err := kc.Client.Get(ctx, self, csv); err != nil {
+		fmt.Fprintf(&b, "CSV %s: %v\n", self, err)
+	} else {
+		fmt.Fprintf(&b, "CSV %s: phase %s/%s, deleting since %v, finalizers %v\n", self, csv.Status.Phase, csv.Status.Reason, csv.DeletionTimestamp, csv.Finalizers)
+	}
+	held, err := listHeldRBAC(ctx, self)
+	fmt.Fprintf(&b, "its RBAC still held: %v (%v)\n", held, err)
+	fmt.Fprintf(&b, "replicas that exited: %d\n", replicas.Exited())
+	logs, err := replicas.Logs()
+	if err != nil {
+		fmt.Fprintf(&b, "logs: %v\n", err)
+	}
+	lines := strings.Split(strings.TrimSpace(logs), "\n")
+	fmt.Fprintf(&b, "the last lines of their logs:\n%s\n", strings.Join(lines[max(0, len(lines)-40):], "\n"))
+	return b.String()
 }

@@ -147,8 +147,7 @@ var _ = Describe("csv-cleaner upgraded through its catalog", func() {
 		Expect(kc.Client.Delete(ctx, &operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: v2.Namespace, Name: v2.Name}})).To(Succeed())
 		Eventually(func(ctx context.Context) error {
 			return kc.Client.Get(ctx, v2, &operatorsv1alpha1.ClusterServiceVersion{})
-		}).
-			WithContext(ctx).Should(Satisfy(apierrors.IsNotFound))
+		}).WithContext(ctx).Should(Satisfy(apierrors.IsNotFound), func() string { return ownUninstallState(ctx, v2, next) })
 		Expect(finalizersLeft(ctx)).To(BeEmpty())
 	})
 })
