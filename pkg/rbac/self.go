@@ -79,11 +79,8 @@ func SelfBindingName(binding string) string { return binding + "-self" }
 // let it patch ClusterRoles, then those that do. It returns how many
 // objects it changed.
 func (h Holder) ReleaseSelf(ctx context.Context, self types.NamespacedName) (int, error) {
-	// The self bindings must stand before OLM's go: csv-cleaner may be asked
-	// to release before it ever bound itself a second time (its own CSV
-	// deleted the moment it started, or before it became the leader), and
-	// without them the first binding released takes the rights the
-	// ClusterRoles' release needs, leaving them, and its CSV, held for good.
+	// The self bindings first, even if csv-cleaner never made them while
+	// installed: they keep the rights this release needs (docs/own-uninstall.md).
 	if _, err := EnsureSelfBindings(ctx, h.Live, h.Writer, self); err != nil {
 		return 0, err
 	}

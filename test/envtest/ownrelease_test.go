@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,16 +16,14 @@ import (
 
 	"github.com/csv-cleaner/csv-cleaner/pkg/owninstall"
 	"github.com/csv-cleaner/csv-cleaner/pkg/rbac"
+	"github.com/csv-cleaner/csv-cleaner/test/fixtures"
 )
 
 var _ = Describe("csv-cleaner's own cluster RBAC, released with only the rights OLM gave it", func() {
 	It("is released whole, and OLM may let its CSV go, even when csv-cleaner never bound itself a second time", func(ctx SpecContext) {
 		const name, user = "own-release", "csv-cleaner-own-release"
 		self := types.NamespacedName{Namespace: "own-release", Name: "csv-cleaner.v9"}
-		labels := map[string]string{"olm.managed": "true"}
-		for k, v := range rbac.OwnerLabels(self) {
-			labels[k] = v
-		}
+		labels := fixtures.OwnedClusterRole(name, self).Labels // OLM's owner labels
 
 		// No csv-cleaner runs beside: the one the suite runs would release
 		// the hold of a CSV that does not exist, whatever this one did.
@@ -50,7 +49,7 @@ var _ = Describe("csv-cleaner's own cluster RBAC, released with only the rights 
 		// change, and a binding released is a right gone.
 		cfg := asUser(user)
 		cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-			return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			return promhttp.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
 				time.Sleep(300 * time.Millisecond)
 				return rt.RoundTrip(req)
 			})
@@ -85,8 +84,3 @@ func releaseAndDelete(ctx context.Context, o client.Object) {
 	Expect(client.IgnoreNotFound(k8s.Update(ctx, o))).To(Succeed())
 	Expect(client.IgnoreNotFound(k8s.Delete(ctx, o))).To(Succeed())
 }
-
-// roundTripFunc is a function as an http.RoundTripper.
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
