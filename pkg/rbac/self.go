@@ -82,7 +82,7 @@ func (h Holder) ReleaseSelf(ctx context.Context, self types.NamespacedName) (int
 	// The self bindings first, even if csv-cleaner never made them while
 	// installed: they keep the rights this release needs (docs/own-uninstall.md).
 	if _, err := EnsureSelfBindings(ctx, h.Live, h.Writer, self); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("keeping the rights of %s for its release: %w", self, err)
 	}
 	sel := owned(self)
 	finalizer := h.Finalizer

@@ -327,10 +327,7 @@ var _ = Describe("Holding an operator's cluster RBAC with only csv-cleaner's rig
 		DeferCleanup(func(ctx SpecContext) {
 			for _, o := range []client.Object{&rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{}} {
 				o.SetName("stale-op")
-				Expect(k8s.Get(ctx, client.ObjectKeyFromObject(o), o)).To(Succeed())
-				o.SetFinalizers(nil)
-				Expect(k8s.Update(ctx, o)).To(Succeed())
-				Expect(client.IgnoreNotFound(k8s.Delete(ctx, o))).To(Succeed())
+				releaseAndDelete(ctx, o)
 			}
 		})
 
